@@ -1,0 +1,53 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Release builds name a baseline CPU so SIMD code becomes vector instructions instead of scalar
+// library calls (see docs/building.md). x86-64: Haswell (AVX2 + FMA, 2013 and later). arm64: the
+// toolchain's default, which already has NEON and FMA.
+#if arch(x86_64)
+let baselineCPU: [SwiftSetting] = [
+    .unsafeFlags(["-target-cpu", "haswell"], .when(configuration: .release)),
+]
+#else
+let baselineCPU: [SwiftSetting] = []
+#endif
+
+/// Settings for every Swift module: Swift 6 language mode (strict concurrency) plus the baseline CPU.
+let common: [SwiftSetting] = baselineCPU
+
+/// Hot numeric kernels: also drop overflow checks in release builds. Array bounds checks stay
+/// wherever a kernel does not use unsafe pointers.
+let kernels: [SwiftSetting] = common + [
+    .unsafeFlags(["-Ounchecked"], .when(configuration: .release)),
+]
+
+let package = Package(
+    name: "VideoFX",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "VideoFX", targets: ["VFXCore", "VFXMedia", "VFXPipeline", "VFXFilters", "VFXNeural"]),
+        .executable(name: "vfx", targets: ["vfx"]),
+        .executable(name: "bench", targets: ["bench"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat libavcodec libavutil libswscale libswresample libavdevice",
+                       providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev",
+                                         "libswresample-dev", "libavdevice-dev"])]),
+        .target(name: "VFXCore", swiftSettings: kernels),
+        .target(name: "VFXMedia", dependencies: ["VFXCore", "CFFmpeg"], swiftSettings: common),
+        .target(name: "VFXPipeline", dependencies: ["VFXCore"], swiftSettings: common),
+        .target(name: "VFXFilters", dependencies: ["VFXCore", "VFXPipeline"], swiftSettings: kernels),
+        .target(name: "VFXNeural", swiftSettings: kernels),
+        .executableTarget(name: "vfx", dependencies: ["VFXCore", "VFXMedia", "VFXPipeline", "VFXFilters", "VFXNeural"],
+                          swiftSettings: common),
+        .executableTarget(name: "bench", dependencies: ["VFXCore", "VFXMedia", "VFXPipeline", "VFXFilters", "VFXNeural"],
+                          swiftSettings: common),
+        .testTarget(name: "VFXCoreTests", dependencies: ["VFXCore", "VFXMedia"], swiftSettings: common),
+        .testTarget(name: "VFXMediaTests", dependencies: ["VFXCore", "VFXMedia"], swiftSettings: common),
+        .testTarget(name: "VFXPipelineTests", dependencies: ["VFXCore", "VFXPipeline", "VFXMedia"], swiftSettings: common),
+        .testTarget(name: "VFXFiltersTests", dependencies: ["VFXCore", "VFXFilters", "VFXMedia"], swiftSettings: common),
+        .testTarget(name: "VFXNeuralTests", dependencies: ["VFXNeural"], swiftSettings: common),
+        .testTarget(name: "vfxTests", dependencies: ["vfx"], swiftSettings: common),
+    ],
+    swiftLanguageModes: [.v6]
+)

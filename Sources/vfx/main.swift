@@ -1,0 +1,2 @@
+import CFFmpeg
+print("vfx")

@@ -1,1 +1,1 @@
-import VFXCore
+print("bench")

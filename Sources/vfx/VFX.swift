@@ -17,7 +17,7 @@ enum VFX {
         'vfx <command> --help' describes a command.
         """
 
-    static let commands: [String: (inout Arguments) throws -> Void] = [
+    static let commands: [String: @Sendable (inout Arguments) throws -> Void] = [
         "version": { _ in print("vfx 0.1") },
     ]
 

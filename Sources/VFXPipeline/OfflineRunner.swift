@@ -6,41 +6,52 @@ import VFXCore
 /// the others, cancels the sink (nothing half-written stays) and is rethrown.
 ///
 /// ```swift
-/// let runner = OfflineRunner(source: reader, processor: chain, sink: writer)
-/// let stats = try runner.run { progress in print(progress.framesWritten) }
+/// let runner = OfflineRunner(source: reader, processor: chain)
+/// let outputFormat = try runner.prepare()          // configure the chain; size the writer with this
+/// let stats = try runner.run(into: writer) { progress in print(progress.framesWritten) }
 /// print(stats.process)   // process 2.10 ms/frame (p50 …)
 /// ```
 public final class OfflineRunner {
     let source: any FrameSource
     let processor: (any VideoProcessor)?
-    let sink: any FrameSink
     let queueDepth: Int
+    private var outputFormat: FrameFormat?
 
     /// `queueDepth` frames may wait between two stages (memory: about 2 × depth frames in flight).
-    public init(source: any FrameSource, processor: (any VideoProcessor)?, sink: any FrameSink, queueDepth: Int = 4) {
+    public init(source: any FrameSource, processor: (any VideoProcessor)?, queueDepth: Int = 4) {
         self.source = source
         self.processor = processor
-        self.sink = sink
         self.queueDepth = queueDepth
     }
 
-    /// Configures the processor for the source's format, runs to the end of the source and finishes the sink.
+    /// Configures the processor for the source's format and returns the format of the frames it will emit.
+    @discardableResult
+    public func prepare() throws -> FrameFormat {
+        if let outputFormat { return outputFormat }
+        let format = try processor?.configure(for: source.format) ?? source.format
+        outputFormat = format
+        return format
+    }
+
+    /// Runs to the end of the source (preparing first if needed) and finishes the sink.
     /// `progress` is called on the calling thread after each written frame.
-    public func run(progress: ((RunProgress) -> Void)? = nil) throws -> RunStatistics {
+    public func run(into sink: any FrameSink, progress: ((RunProgress) -> Void)? = nil) throws -> RunStatistics {
         let start = DispatchTime.now()
         do {
-            if let processor { _ = try processor.configure(for: source.format) }
-            let stats = try runThreads(start: start, progress: progress)
+            try prepare()
+            let stats = try runThreads(sink: sink, start: start, progress: progress)
             processor?.release()
+            outputFormat = nil
             return stats
         } catch {
             processor?.release()
+            outputFormat = nil
             sink.cancel()
             throw error
         }
     }
 
-    private func runThreads(start: DispatchTime, progress: ((RunProgress) -> Void)?) throws -> RunStatistics {
+    private func runThreads(sink: any FrameSink, start: DispatchTime, progress: ((RunProgress) -> Void)?) throws -> RunStatistics {
         let decoded = BoundedQueue<VideoFrame>(capacity: queueDepth)
         let processed = BoundedQueue<VideoFrame>(capacity: queueDepth)
         let state = RunState()

@@ -68,7 +68,7 @@ struct TestError: Error, CustomStringConvertible {
 @Suite struct OfflineRunnerTests {
     @Test func keepsEveryFrameInOrder() throws {
         let sink = CollectingSink()
-        let stats = try OfflineRunner(source: CountingSource(count: 200), processor: nil, sink: sink, queueDepth: 2).run()
+        let stats = try OfflineRunner(source: CountingSource(count: 200), processor: nil, queueDepth: 2).run(into: sink)
         #expect(sink.firstBytes == (0..<200).map { UInt8(truncatingIfNeeded: $0) })
         #expect(stats.framesRead == 200 && stats.framesWritten == 200 && stats.framesDropped == 0)
         #expect(sink.finished && !sink.cancelled)
@@ -78,7 +78,7 @@ struct TestError: Error, CustomStringConvertible {
         let first = AddProcessor(1), second = AddProcessor(10)
         first.dropOdd = true
         let sink = CollectingSink()
-        let stats = try OfflineRunner(source: CountingSource(count: 10), processor: ProcessorChain([first, second]), sink: sink).run()
+        let stats = try OfflineRunner(source: CountingSource(count: 10), processor: ProcessorChain([first, second])).run(into: sink)
         // Odd inputs are dropped by the first stage; even ones get +1 then +10.
         #expect(sink.firstBytes == [11, 13, 15, 17, 19])
         #expect(stats.framesDropped == 5)
@@ -88,7 +88,7 @@ struct TestError: Error, CustomStringConvertible {
     @Test func sourceErrorCancelsTheSink() throws {
         let sink = CollectingSink()
         #expect(throws: TestError.self) {
-            try OfflineRunner(source: CountingSource(count: 50, failAt: 20), processor: AddProcessor(1), sink: sink).run()
+            try OfflineRunner(source: CountingSource(count: 50, failAt: 20), processor: AddProcessor(1)).run(into: sink)
         }
         #expect(sink.cancelled && !sink.finished)
     }
@@ -97,14 +97,14 @@ struct TestError: Error, CustomStringConvertible {
         let sink = CollectingSink(failAt: 3)
         let source = CountingSource(count: 100_000)
         #expect(throws: TestError.self) {
-            try OfflineRunner(source: source, processor: nil, sink: sink, queueDepth: 2).run()
+            try OfflineRunner(source: source, processor: nil, queueDepth: 2).run(into: sink)
         }
         #expect(sink.cancelled && source.produced < 100)
     }
 
     @Test func progressCountsUpToTheTotal() throws {
         var seen: [Int] = []
-        _ = try OfflineRunner(source: CountingSource(count: 5), processor: nil, sink: CollectingSink()).run { progress in
+        _ = try OfflineRunner(source: CountingSource(count: 5), processor: nil).run(into: CollectingSink()) { progress in
             seen.append(progress.framesWritten)
             #expect(progress.expectedFrames == 5)
         }

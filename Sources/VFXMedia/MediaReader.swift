@@ -6,6 +6,7 @@ import VFXPipeline
 protocol FrameReading: AnyObject {
     var format: FrameFormat { get }
     var expectedFrameCount: Int? { get }
+    var bufferAllocations: Int { get }
     func nextFrame() throws -> VideoFrame?
 }
 
@@ -30,8 +31,9 @@ public final class MediaReader: FrameSource {
     public let containerName: String
     /// The length of the video stream, when the container says.
     public let duration: MediaTime?
-    /// True when the file has an audio stream (a `MediaWriter` given this reader keeps it).
-    public let hasAudio: Bool
+    /// The codec of the audio stream (`aac`, `opus`…), nil without audio. A `MediaWriter` given this
+    /// reader keeps that stream.
+    public let audioCodec: String?
     private let reader: any FrameReading
     private let decoder: LibavDecoder?
 
@@ -41,12 +43,15 @@ public final class MediaReader: FrameSource {
         self.path = path
         if path == "-" {
             let input = FileInput(descriptor: 0, name: "standard input", ownsDescriptor: false)
-            let y4m = try Y4MFrameReader(input: input, fileSize: nil)
-            reader = y4m
+            do {
+                reader = try Y4MFrameReader(input: input, fileSize: nil)
+            } catch MediaError.corrupt(_, "no YUV4MPEG2 signature") {
+                throw MediaError.unsupportedInput(path: "standard input", reason: "only y4m is read from standard input")
+            }
             decoder = nil
             containerName = "yuv4mpegpipe"
             duration = nil
-            hasAudio = false
+            audioCodec = nil
             return
         }
         let size = try MediaReader.checkInput(path)
@@ -63,7 +68,7 @@ public final class MediaReader: FrameSource {
                 MediaTime(value: Int64($0) * Int64(y4m.header.frameRate.denominator),
                           timescale: Int32(y4m.header.frameRate.numerator))
             }
-            hasAudio = false
+            audioCodec = nil
             return
         }
         let libav = try LibavFrameReader(url: path, name: path, threads: threads)
@@ -71,8 +76,11 @@ public final class MediaReader: FrameSource {
         decoder = libav.decoder
         containerName = libav.decoder.containerName
         duration = libav.decoder.duration
-        hasAudio = libav.decoder.hasAudio
+        audioCodec = libav.decoder.audioCodec
     }
+
+    /// True when the file has an audio stream.
+    public var hasAudio: Bool { audioCodec != nil }
 
     /// Pixel format, size, color and frame rate of the frames (no frame rate for still images).
     public var format: FrameFormat { reader.format }
@@ -83,6 +91,9 @@ public final class MediaReader: FrameSource {
     /// The next frame, nil at the end. Throws `MediaError.truncated` or `.corrupt` when the file breaks
     /// off or cannot be decoded mid-stream.
     public func nextFrame() throws -> VideoFrame? { try reader.nextFrame() }
+
+    /// Pixel buffers allocated so far (a steady state stops increasing it).
+    var bufferAllocations: Int { reader.bufferAllocations }
 
     /// Hands the audio track to a writer; nil without audio or after the first `nextFrame`.
     func attachAudio() -> AudioTrack? { decoder?.attachAudio() }

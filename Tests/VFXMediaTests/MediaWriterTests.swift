@@ -50,6 +50,7 @@ import VFXCore
             #expect(abs((Double(ours["duration"] ?? "") ?? 0) - (Double(theirs["duration"] ?? "") ?? 0)) <= 0.04)
         }
         #expect(folder.contents == ["bikes.\(ext)"])
+        #expect(try Self.countFrames(output) == 250)   // and the reader's completeness check accepts it
     }
 
     /// mp4 and mkv take AAC as it is: the same packets (count and times) come out.
@@ -86,6 +87,7 @@ import VFXCore
         let video = try Tool.probe(output, stream: "v:0")
         #expect(video["codec_name"] == "vp9" || video["codec_name"] == "vp8")
         #expect(video["nb_read_packets"] == "132")
+        #expect(try Self.countFrames(output) == 132)
         let decodedSeconds = try Tool.rawAudioSeconds(output)
         let sourceSeconds = try Tool.rawAudioSeconds(source)
         #expect(abs(decodedSeconds - sourceSeconds) < 0.03, "webm audio \(decodedSeconds) s, source \(sourceSeconds) s")
@@ -142,6 +144,56 @@ import VFXCore
         #expect(probe["codec_name"] == "mjpeg")
         #expect(probe["width"] == "512" && probe["height"] == "512")
         #expect(Self.psnr(try Tool.rawFrames(output, pixelFormat: "rgb24"), try Tool.rawFrames(source, pixelFormat: "rgb24")) >= 35)
+    }
+
+    /// y4m to a pipe (what `-` writes to standard output): FFmpeg decodes the frames that went in.
+    @Test func y4mToPipe() throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let source = SampleMedia.path("carphone_pristine.mp4")
+        var descriptors: [Int32] = [0, 0]
+        #expect(pipe(&descriptors) == 0)
+        let readEnd = descriptors[0]
+        let received = LockedData()
+        let collector = Thread {
+            let handle = FileHandle(fileDescriptor: readEnd, closeOnDealloc: true)
+            received.set(handle.readDataToEndOfFile())
+        }
+        collector.start()
+        let reader = try MediaReader(path: source)
+        let writer = Y4MFrameWriter(descriptor: descriptors[1], ownsDescriptor: true, name: "standard output",
+                                    frameRate: reader.format.frameRate)
+        while let frame = try reader.nextFrame() { try writer.write(frame) }
+        try writer.finish()
+        received.wait()
+        let output = folder.path("piped.y4m")
+        try received.data.write(to: URL(fileURLWithPath: output))
+        #expect(try Tool.rawFrames(output) == (try Tool.rawFrames(source)))
+    }
+
+    /// Frames come from the reader's pool: reading a whole clip while releasing each frame allocates only
+    /// a few buffers (the first frame, the one in hand and the decoder's look-ahead), not one per frame.
+    @Test(arguments: ["bikes.mp4", "carphone.y4m"])
+    func readersReuseBuffers(name: String) throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        var path = SampleMedia.path(name)
+        if name.hasSuffix(".y4m") {
+            path = folder.path(name)
+            try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("carphone_pristine.mp4"), path])
+        }
+        let reader = try MediaReader(path: path)
+        var frames = 0
+        while try reader.nextFrame() != nil { frames += 1 }
+        #expect(frames >= 120)
+        #expect(reader.bufferAllocations <= 3)
+    }
+
+    static func countFrames(_ path: String) throws -> Int {
+        let reader = try MediaReader(path: path)
+        var count = 0
+        while try reader.nextFrame() != nil { count += 1 }
+        return count
     }
 
     static func psnr(_ a: [UInt8], _ b: [UInt8]) -> Double {

@@ -55,12 +55,7 @@ public final class MediaReader: FrameSource {
             return
         }
         let size = try MediaReader.checkInput(path)
-        if try MediaReader.startsWithY4MSignature(path) {
-            let descriptor = open(path, O_RDONLY)
-            guard descriptor >= 0 else {
-                throw MediaError.unreadable(path: path, reason: String(cString: strerror(errno)))
-            }
-            let y4m = try Y4MFrameReader(input: FileInput(descriptor: descriptor, name: path, ownsDescriptor: true), fileSize: size)
+        if try MediaReader.startsWithY4MSignature(path), let y4m = try MediaReader.openY4M(path, size: size) {
             reader = y4m
             decoder = nil
             containerName = "yuv4mpegpipe"
@@ -111,6 +106,20 @@ public final class MediaReader: FrameSource {
             throw MediaError.unreadable(path: path, reason: String(cString: strerror(errno)))
         }
         return Int(info.st_size)
+    }
+
+    /// The own y4m reader for `path`, nil for the chroma layouts it leaves to FFmpeg (4:2:2, 4:4:4, more
+    /// than 8 bits), which the libav reader converts.
+    private static func openY4M(_ path: String, size: Int) throws -> Y4MFrameReader? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw MediaError.unreadable(path: path, reason: String(cString: strerror(errno)))
+        }
+        do {
+            return try Y4MFrameReader(input: FileInput(descriptor: descriptor, name: path, ownsDescriptor: true), fileSize: size)
+        } catch MediaError.unsupportedInput {
+            return nil
+        }
     }
 
     /// True when the file begins with `YUV4MPEG2` (y4m is recognized by its bytes, not its name).

@@ -71,8 +71,8 @@ import VFXCore
         #expect(try Tool.probe(output, stream: "v:0")["nb_read_packets"] == "132")
     }
 
-    /// WebM cannot hold AAC: the audio is re-encoded (Opus) and lasts as long as the source's, within
-    /// 30 ms (encoder priming and the last partial frame).
+    /// WebM cannot hold AAC: the audio is re-encoded (Opus) and decodes to as many seconds as the source,
+    /// within one 20 ms Opus frame (the last frame is padded; measured equal).
     @Test func webmReencodesAudio() throws {
         let folder = try ScratchFolder()
         defer { folder.remove() }
@@ -90,7 +90,7 @@ import VFXCore
         #expect(try Self.countFrames(output) == 132)
         let decodedSeconds = try Tool.rawAudioSeconds(output)
         let sourceSeconds = try Tool.rawAudioSeconds(source)
-        #expect(abs(decodedSeconds - sourceSeconds) < 0.03, "webm audio \(decodedSeconds) s, source \(sourceSeconds) s")
+        #expect(abs(decodedSeconds - sourceSeconds) <= 0.02, "webm audio \(decodedSeconds) s, source \(sourceSeconds) s")
     }
 
     /// y4m written here, decoded by FFmpeg: the bytes of the frames that went in (lossless format).
@@ -105,8 +105,8 @@ import VFXCore
         #expect(probe["width"] == "176" && probe["height"] == "144")
     }
 
-    /// RGBA frames (and converted NV12 ones) become I420 in y4m, as FFmpeg converts them (PSNR ≥ 45 dB:
-    /// both are swscale with the same matrix; filter and rounding flags differ slightly).
+    /// RGBA frames become I420 in y4m, as FFmpeg converts them: PSNR ≥ 50 dB (measured 60: both are
+    /// swscale with the same matrix; the rounding and chroma filter flags differ).
     @Test func y4mConvertsRGBFrames() throws {
         let folder = try ScratchFolder()
         defer { folder.remove() }
@@ -116,7 +116,7 @@ import VFXCore
         let ours = try Tool.rawFrames(output)
         let theirs = try Tool.rawFrames(source, pixelFormat: "yuv420p", filter: "scale=out_color_matrix=bt601:out_range=limited")
         #expect(ours.count == theirs.count)
-        #expect(Self.psnr(ours, theirs) >= 45)
+        #expect(Self.psnr(ours, theirs) >= 50)
     }
 
     /// PNG in, PNG out: same size, RGB (no alpha added, no chroma subsampling), identical pixels.
@@ -133,7 +133,8 @@ import VFXCore
         #expect(try Tool.rawFrames(output, pixelFormat: "rgb24") == (try Tool.rawFrames(source, pixelFormat: "rgb24")))
     }
 
-    /// JPEG out: same size, decodes close to the PNG (PSNR ≥ 35 dB at quality 2 with 4:4:4 chroma).
+    /// JPEG out: same size, decodes close to the PNG: PSNR ≥ 38 dB (measured 40.2 at quality 2 with 4:4:4
+    /// chroma; a lossy codec, so only a floor).
     @Test func jpegWrite() throws {
         let folder = try ScratchFolder()
         defer { folder.remove() }
@@ -143,7 +144,7 @@ import VFXCore
         let probe = try Tool.probe(output, stream: "v:0")
         #expect(probe["codec_name"] == "mjpeg")
         #expect(probe["width"] == "512" && probe["height"] == "512")
-        #expect(Self.psnr(try Tool.rawFrames(output, pixelFormat: "rgb24"), try Tool.rawFrames(source, pixelFormat: "rgb24")) >= 35)
+        #expect(Self.psnr(try Tool.rawFrames(output, pixelFormat: "rgb24"), try Tool.rawFrames(source, pixelFormat: "rgb24")) >= 38)
     }
 
     /// y4m to a pipe (what `-` writes to standard output): FFmpeg decodes the frames that went in.

@@ -97,7 +97,8 @@ public final class MediaWriter: FrameSink {
         let url = URL(fileURLWithPath: path)
         guard let kind = Kind(extension: url.pathExtension) else { throw MediaError.unknownOutputExtension(path: path) }
         self.kind = kind
-        let folder = url.deletingLastPathComponent().path
+        let given = (path as NSString).deletingLastPathComponent
+        let folder = given.isEmpty ? "." : given
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
             throw MediaError.missingOutputFolder(path: path, folder: folder)

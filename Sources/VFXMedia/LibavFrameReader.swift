@@ -150,7 +150,8 @@ final class LibavDecoder {
                 noteFrameEnd()
                 return true
             }
-            if received == vfx_averror_eof() {
+            // A draining decoder never asks for more input; treat it as the end rather than loop.
+            if received == vfx_averror_eof() || (draining && received == vfx_averror_eagain()) {
                 finishStream()
                 try checkCompleteness()
                 return false

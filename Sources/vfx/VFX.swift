@@ -18,7 +18,7 @@ enum VFX {
         """
 
     static let commands: [String: @Sendable (inout Arguments) throws -> Void] = [
-        "version": { _ in print("vfx 0.1") },
+        "apply": ApplyCommand.run,
     ]
 
     static func main() {

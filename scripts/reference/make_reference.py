@@ -14,6 +14,9 @@ bilinear sampling (pixel centres at +0.5, as MediaPipe's ImageToTensorCalculator
 letterboxed where MediaPipe keeps the aspect ratio (padding is black before normalisation), and scaled
 to the range MediaPipe feeds each model: [-1, 1] for the face detectors, [0, 1] for the others.
 
+`litert` also writes OUT_DIR/numpy/: small arrays saved by NumPy itself in every element type and header
+version the Swift reader takes, and some it must refuse (see make_numpy_samples).
+
 `mediapipe` writes OUT_DIR/mediapipe/face_detection.json (boxes and key points of both face detectors,
 normalised, origin top-left), OUT_DIR/mediapipe/selfie_mask_<n>.npy (the segmentation mask of model
 selection n at the image's size) and OUT_DIR/mediapipe/manifest.json.
@@ -126,6 +129,80 @@ def sha256(path):
         return hashlib.sha256(file.read()).hexdigest()
 
 
+def stats(value):
+    """Numbers that let a reader of the .npy file check what it read: NumPy's own sum and end values."""
+    flat = value.reshape(-1).astype(np.float64)
+    return dict(sum=float(flat.sum()), min=float(flat.min()), max=float(flat.max()),
+                first=[float(v) for v in flat[:4]], last=[float(v) for v in flat[-4:]])
+
+
+def make_numpy_samples(out_dir):
+    """Arrays whose values the tests compute by formula: value i (C order) of each is described below."""
+    folder = os.path.join(out_dir, "numpy")
+    os.makedirs(folder, exist_ok=True)
+    ramp = np.arange(24).reshape(2, 3, 4)
+    samples = {
+        "float32.npy": (ramp * 0.5 - 3).astype("<f4"),             # 0.5 i - 3, shape (2, 3, 4)
+        "float64.npy": (ramp * 0.25 + 1).astype("<f8"),            # 0.25 i + 1
+        "int32.npy": ((ramp - 12) * 1000).astype("<i4"),           # 1000 (i - 12)
+        "uint8.npy": (np.arange(256) % 256).astype("u1").reshape(16, 16),  # i, shape (16, 16)
+        "scalar.npy": np.array(2.5, dtype="<f4"),                  # 2.5, shape ()
+        "vector.npy": np.arange(5, dtype="<f4"),                   # i, shape (5,)
+        "empty.npy": np.zeros((0, 3), dtype="<f4"),                # no values, shape (0, 3)
+        "refused_fortran.npy": np.asfortranarray(ramp[0].astype("<f4")),
+        "refused_big_endian.npy": ramp.astype(">f4"),
+        "refused_complex.npy": ramp.astype("<c8"),
+        "refused_int64.npy": ramp.astype("<i8"),
+    }
+    for name, array in samples.items():
+        np.save(os.path.join(folder, name), array)
+    with open(os.path.join(folder, "float32_v2.npy"), "wb") as file:  # 0.5 i - 3 with a version 2.0 header
+        np.lib.format.write_array(file, samples["float32.npy"], version=(2, 0))
+
+
+def graph_summary(path):
+    """Operator counts, parameters and multiply-adds, read from the .tflite file with LiteRT's schema module.
+
+    parameters: values of the constant tensors (dense shape; float16 weights count once, not again as the
+    float32 tensors DEQUANTIZE makes of them). multiply-adds: per invoke, of CONV_2D (output elements x kh x kw
+    x input channels), DEPTHWISE_CONV_2D (output elements x kh x kw), FULLY_CONNECTED (output elements x input
+    features) and MediaPipe's Convolution2DTransposeBias (output elements x input channels).
+    """
+    from ai_edge_litert import schema_py_generated as schema
+
+    builtin_names = {value: key for key, value in vars(schema.BuiltinOperator).items() if not key.startswith("_")}
+    with open(path, "rb") as file:
+        model = schema.Model.GetRootAsModel(file.read(), 0)
+    graph = model.Subgraphs(0)
+
+    def shape(index):
+        return [int(v) for v in graph.Tensors(index).ShapeAsNumpy()] if graph.Tensors(index).ShapeLength() else []
+
+    operators, multiply_adds, parameters = {}, 0, 0
+    for index in range(graph.TensorsLength()):
+        buffer = model.Buffers(graph.Tensors(index).Buffer())
+        if buffer.DataLength() > 0 or buffer.Size() > 0:
+            parameters += int(np.prod(shape(index)))
+    for index in range(graph.OperatorsLength()):
+        operator = graph.Operators(index)
+        code = model.OperatorCodes(operator.OpcodeIndex())
+        builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
+        name = code.CustomCode().decode() if builtin == schema.BuiltinOperator.CUSTOM else builtin_names[builtin]
+        operators[name] = operators.get(name, 0) + 1
+        output = int(np.prod(shape(operator.Outputs(0))))
+        weights = shape(operator.Inputs(1)) if operator.InputsLength() > 1 else []
+        if name == "CONV_2D":
+            multiply_adds += output * weights[1] * weights[2] * weights[3]
+        elif name == "DEPTHWISE_CONV_2D":
+            multiply_adds += output * weights[1] * weights[2]
+        elif name == "FULLY_CONNECTED":
+            multiply_adds += output * weights[1]
+        elif name == "Convolution2DTransposeBias":
+            multiply_adds += output * weights[3]
+    return dict(operators=operators, parameters=parameters, multiply_adds=multiply_adds,
+                tensors=graph.TensorsLength())
+
+
 def make_litert(out_dir):
     import ai_edge_litert
     from ai_edge_litert.interpreter import Interpreter
@@ -151,11 +228,12 @@ def make_litert(out_dir):
             file = f"output_{index}_{sanitized(detail['name'])}.npy"
             np.save(os.path.join(folder, file), value)
             outputs.append(dict(index=index, name=detail["name"], shape=list(value.shape), file=file,
-                                min=float(value.min()), max=float(value.max())))
+                                stats=stats(value)))
         manifest = dict(model=model, model_sha256=sha256(path), runtime=f"ai-edge-litert {version}",
                         interpreter="default (XNNPACK delegate), num_threads=1", numpy=np.__version__,
+                        graph=graph_summary(path),
                         inputs=[dict(index=0, name=input_detail["name"], shape=list(tensor.shape),
-                                     file="input_0.npy", **origin)],
+                                     file="input_0.npy", stats=stats(tensor), **origin)],
                         outputs=outputs)
         with open(os.path.join(folder, "manifest.json"), "w") as file:
             json.dump(manifest, file, indent=2)
@@ -163,6 +241,7 @@ def make_litert(out_dir):
         print(f"make_reference: {model}: " + ", ".join(f"{o['name']} {o['shape']}" for o in outputs))
     with open(os.path.join(out_dir, "manifest.json"), "w") as file:
         json.dump(dict(runtime=f"ai-edge-litert {version}", models=listing), file, indent=2)
+    make_numpy_samples(out_dir)
 
 
 def make_mediapipe(out_dir):

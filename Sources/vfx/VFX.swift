@@ -19,6 +19,8 @@ enum VFX {
 
     static let commands: [String: @Sendable (inout Arguments) throws -> Void] = [
         "apply": ApplyCommand.run,
+        "model": ModelCommand.run,
+        "bench": BenchCommand.run,
     ]
 
     static func main() {

@@ -32,8 +32,23 @@ enum ApplyCommand {
         let input = try arguments.positional("INPUT")
         try arguments.finish()
 
-        // Everything a user can get wrong is checked before any frame is decoded.
-        let chain = try FilterChain(parsing: chainText)
+        let result = try transcode(input: input, output: output, chain: try FilterChain(parsing: chainText), threads: threads,
+                                   quiet: quiet)
+        if !quiet {
+            Terminal.error(summary(output: output, format: result.format, stats: result.stats, audio: result.audio))
+        }
+    }
+
+    /// What one transcode did.
+    struct Outcome {
+        let stats: RunStatistics
+        let format: FrameFormat
+        let audio: AudioOutcome
+    }
+
+    /// Decodes `input`, runs `chain` on every frame and encodes into `output` (audio kept where the format
+    /// allows). Everything a user can get wrong is checked before the first frame is decoded.
+    static func transcode(input: String, output: String, chain: FilterChain, threads: Int?, quiet: Bool) throws -> Outcome {
         let reader = try MediaReader(path: input, threads: threads ?? 0)
         let runner = OfflineRunner(source: reader, processor: chain.filters.isEmpty ? nil : chain.makeProcessor(threads: threads))
         let outputFormat = try runner.prepare()
@@ -41,13 +56,10 @@ enum ApplyCommand {
         if case .notStored(let codec) = writer.audio, !quiet {
             Terminal.error("vfx: warning: \(output): the \(codec) audio of \(input) is not kept (\(writer.kind.rawValue) holds no audio)")
         }
-
         let bar = ProgressBar(label: displayName(output), enabled: !quiet && Terminal.isInteractive)
         let stats = try runner.run(into: writer) { bar.update($0) }
         bar.finish()
-        if !quiet {
-            Terminal.error(summary(output: output, format: outputFormat, stats: stats, audio: writer.audio))
-        }
+        return Outcome(stats: stats, format: outputFormat, audio: writer.audio)
     }
 
     static func displayName(_ path: String) -> String { path == "-" ? "stdout" : (path as NSString).lastPathComponent }

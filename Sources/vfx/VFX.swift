@@ -21,6 +21,7 @@ enum VFX {
         "apply": ApplyCommand.run,
         "model": ModelCommand.run,
         "bench": BenchCommand.run,
+        "demo": DemoCommand.run,
     ]
 
     static func main() {

@@ -19,6 +19,7 @@ enum VFX {
 
     static let commands: [String: @Sendable (inout Arguments) throws -> Void] = [
         "version": { _ in print("vfx 0.1") },
+        "filters": FiltersCommand.run,
     ]
 
     static func main() {

@@ -19,6 +19,7 @@ enum VFX {
 
     static let commands: [String: @Sendable (inout Arguments) throws -> Void] = [
         "apply": ApplyCommand.run,
+        "filters": FiltersCommand.run,
         "model": ModelCommand.run,
         "bench": BenchCommand.run,
         "demo": DemoCommand.run,

@@ -57,9 +57,8 @@ final class AffineYUVKernel: ColorKernel {
         let chromaWidth = (width + 1) / 2
         let (gain, fromCb, fromCr, constant) = (lumaGain, self.fromCb, self.fromCr, self.constant)
         let weights = coding.weights
-        let outScale = coding.lumaScale, outOffset = coding.lumaOffset + 0.5
+        let outScale = coding.lumaScale, outOffset = coding.lumaOffset
         let toCb = coding.chromaScale / coding.blueFromPb, toCr = coding.chromaScale / coding.redFromPr
-        let zero = SIMD16<Float>(repeating: 0), one = SIMD16<Float>(repeating: 1)
         slices.run(rows: (height + 1) / 2) { chromaRows in
             for cy in chromaRows {
                 let rowCount = 2 * cy + 1 < height ? 2 : 1
@@ -73,38 +72,30 @@ final class AffineYUVKernel: ColorKernel {
                 let meanScale = SIMD8<Float>(repeating: 1 / Float(2 * rowCount))
                 var cx = 0
                 while cx < chromaWidth {
-                    let (cb, cr) = Layout.load(cbRow, crRow, at: cx)
-                    let k = (constant.x + cb * fromCb.x + cr * fromCr.x,
-                             constant.y + cb * fromCb.y + cr * fromCr.y,
-                             constant.z + cb * fromCb.z + cr * fromCr.z)
-                    var kR = SIMD16<Float>(), kG = SIMD16<Float>(), kB = SIMD16<Float>()
-                    kR.evenHalf = k.0; kR.oddHalf = k.0
-                    kG.evenHalf = k.1; kG.oddHalf = k.1
-                    kB.evenHalf = k.2; kB.oddHalf = k.2
+                    let (cb, cr) = Layout.loadDoubled(cbRow, crRow, at: cx)
+                    let kR = constant.x + cb * fromCb.x + cr * fromCr.x
+                    let kG = constant.y + cb * fromCb.y + cr * fromCr.y
+                    let kB = constant.z + cb * fromCb.z + cr * fromCr.z
                     var sumR = SIMD16<Float>(), sumG = SIMD16<Float>(), sumB = SIMD16<Float>()
                     for index in 0..<rowCount {
                         let pointer = (index == 0 ? top : bottom) + 2 * cx
-                        let y = SIMD16<Float>(UnsafeRawPointer(pointer).loadUnaligned(as: SIMD16<UInt8>.self))
-                        let r = pointwiseMin(pointwiseMax(y * gain.x + kR, zero), one)
-                        let g = pointwiseMin(pointwiseMax(y * gain.y + kG, zero), one)
-                        let b = pointwiseMin(pointwiseMax(y * gain.z + kB, zero), one)
+                        let y = SIMD16<Float>(bytesAt: pointer)
+                        let r = (y * gain.x + kR).clampedToUnit
+                        let g = (y * gain.y + kG).clampedToUnit
+                        let b = (y * gain.z + kB).clampedToUnit
                         let out = (r * weights.red + g * weights.green + b * weights.blue) * outScale + outOffset
-                        UnsafeMutableRawPointer(pointer).storeBytes(
-                            of: SIMD16<UInt8>(truncatingIfNeeded: SIMD16<Int32>(out, rounding: .towardZero)),
-                            as: SIMD16<UInt8>.self)
+                        UnsafeMutableRawPointer(pointer).storeBytes(of: roundedBytes(out), as: SIMD16<UInt8>.self)
                         sumR += r
                         sumG += g
                         sumB += b
                     }
-                    let r = (sumR.evenHalf + sumR.oddHalf) * meanScale
-                    let g = (sumG.evenHalf + sumG.oddHalf) * meanScale
-                    let b = (sumB.evenHalf + sumB.oddHalf) * meanScale
+                    let r = sumR.pairSums * meanScale
+                    let g = sumG.pairSums * meanScale
+                    let b = sumB.pairSums * meanScale
                     let y = r * weights.red + g * weights.green + b * weights.blue
-                    let outCb = (b - y) * toCb + 128.5
-                    let outCr = (r - y) * toCr + 128.5
-                    Layout.store(SIMD8<UInt8>(truncatingIfNeeded: SIMD8<Int32>(outCb, rounding: .towardZero)),
-                                 SIMD8<UInt8>(truncatingIfNeeded: SIMD8<Int32>(outCr, rounding: .towardZero)),
-                                 cbRow, crRow, at: cx)
+                    let outCb = (b - y) * toCb + 128
+                    let outCr = (r - y) * toCr + 128
+                    Layout.store(roundedBytes(outCb), roundedBytes(outCr), cbRow, crRow, at: cx)
                     cx += 8
                 }
             }
@@ -115,18 +106,18 @@ final class AffineYUVKernel: ColorKernel {
 /// How 8 chroma pairs are read and written: I420 keeps Cb and Cr in two planes, NV12 interleaves them.
 /// Chunks may run past the plane's width into its row padding (rows are padded to 64 bytes).
 protocol ChromaLayout {
-    static func load(_ cbRow: UnsafeMutablePointer<UInt8>, _ crRow: UnsafeMutablePointer<UInt8>, at x: Int)
-        -> (SIMD8<Float>, SIMD8<Float>)
+    /// Cb and Cr of 8 blocks from `x`, each repeated for the two luma columns of its block.
+    static func loadDoubled(_ cbRow: UnsafeMutablePointer<UInt8>, _ crRow: UnsafeMutablePointer<UInt8>, at x: Int)
+        -> (SIMD16<Float>, SIMD16<Float>)
     static func store(_ cb: SIMD8<UInt8>, _ cr: SIMD8<UInt8>, _ cbRow: UnsafeMutablePointer<UInt8>,
                       _ crRow: UnsafeMutablePointer<UInt8>, at x: Int)
 }
 
 enum SeparateChroma: ChromaLayout {
     @inline(__always)
-    static func load(_ cbRow: UnsafeMutablePointer<UInt8>, _ crRow: UnsafeMutablePointer<UInt8>, at x: Int)
-        -> (SIMD8<Float>, SIMD8<Float>) {
-        (SIMD8<Float>(UnsafeRawPointer(cbRow + x).loadUnaligned(as: SIMD8<UInt8>.self)),
-         SIMD8<Float>(UnsafeRawPointer(crRow + x).loadUnaligned(as: SIMD8<UInt8>.self)))
+    static func loadDoubled(_ cbRow: UnsafeMutablePointer<UInt8>, _ crRow: UnsafeMutablePointer<UInt8>, at x: Int)
+        -> (SIMD16<Float>, SIMD16<Float>) {
+        (SIMD16<Float>(doubledBytesAt: cbRow + x, step: 1), SIMD16<Float>(doubledBytesAt: crRow + x, step: 1))
     }
 
     @inline(__always)
@@ -139,18 +130,17 @@ enum SeparateChroma: ChromaLayout {
 
 enum InterleavedChroma: ChromaLayout {
     @inline(__always)
-    static func load(_ cbRow: UnsafeMutablePointer<UInt8>, _ crRow: UnsafeMutablePointer<UInt8>, at x: Int)
-        -> (SIMD8<Float>, SIMD8<Float>) {
-        let pairs = UnsafeRawPointer(cbRow + 2 * x).loadUnaligned(as: SIMD16<UInt8>.self)
-        return (SIMD8<Float>(pairs.evenHalf), SIMD8<Float>(pairs.oddHalf))
+    static func loadDoubled(_ cbRow: UnsafeMutablePointer<UInt8>, _ crRow: UnsafeMutablePointer<UInt8>, at x: Int)
+        -> (SIMD16<Float>, SIMD16<Float>) {
+        (SIMD16<Float>(doubledBytesAt: cbRow + 2 * x, step: 2), SIMD16<Float>(doubledBytesAt: cbRow + 2 * x + 1, step: 2))
     }
 
     @inline(__always)
     static func store(_ cb: SIMD8<UInt8>, _ cr: SIMD8<UInt8>, _ cbRow: UnsafeMutablePointer<UInt8>,
                       _ crRow: UnsafeMutablePointer<UInt8>, at x: Int) {
-        var pairs = SIMD16<UInt8>()
-        pairs.evenHalf = cb
-        pairs.oddHalf = cr
-        UnsafeMutableRawPointer(cbRow + 2 * x).storeBytes(of: pairs, as: SIMD16<UInt8>.self)
+        for lane in 0..<8 {
+            cbRow[2 * (x + lane)] = cb[lane]
+            cbRow[2 * (x + lane) + 1] = cr[lane]
+        }
     }
 }

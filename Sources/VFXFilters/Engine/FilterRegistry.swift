@@ -8,6 +8,16 @@ public enum FilterRegistry {
     public static let builtIns: [FilterSpec] = [
         // Tone effects (Color/ToneEffects.swift)
         .sepia, .mono, .thermal, .xRay, .invert, .falseColor, .colorMonochrome, .tint,
+        // Photo effects (Color/PhotoEffects.swift)
+        .photoChrome, .photoFade, .photoInstant, .photoNoir, .photoProcess, .photoTonal, .photoTransfer,
+        // Adjustments (Color/Adjustments.swift)
+        .colorControls, .brightness, .exposure, .gamma, .hue, .vibrance, .whiteBalance, .temperature,
+        // Levels and curves (Color/LevelsAndCurves.swift)
+        .posterize, .threshold, .solarize, .levels, .lumaGamma, .colorClamp,
+        // Matrices (Color/Matrices.swift)
+        .colorMatrix, .channelSwap,
+        // Lookup tables (Color/CubeLUT.swift)
+        .lut,
     ]
 
     private static let byName: [String: FilterSpec] = Dictionary(builtIns.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import VFXCore
 import VFXPipeline
-@testable import VFXFilters
+import VFXFilters
 
 /// gaussian-blur against an exact Gaussian: a direct separable convolution in Double with clamped edges,
 /// truncated at 5σ, evaluated here on media/astronaut.png.
@@ -13,9 +13,7 @@ import VFXPipeline
 /// start or a wrong chroma σ drops it below 30 dB).
 @Suite struct SpatialGaussianBlurTests {
     static func blurred(_ frame: VideoFrame, sigma: Double) throws -> VideoFrame {
-        let stage = GaussianBlurStage(radius: sigma, slices: 2)
-        _ = try stage.configure(for: FrameFormat(of: frame))
-        return try #require(try stage.process(frame))
+        try SpatialFixtures.apply("gaussian-blur:radius=\(sigma)", to: frame)
     }
 
     @Test(arguments: [0.8, 2.0, 5.0, 20.0])

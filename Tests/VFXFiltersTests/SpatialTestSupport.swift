@@ -1,5 +1,7 @@
 import Foundation
 import VFXCore
+import VFXFilters
+import VFXPipeline
 
 /// Images and exact references shared by the spatial and geometry tests.
 enum SpatialFixtures {
@@ -29,6 +31,14 @@ enum SpatialFixtures {
             throw Failure(description: "ffmpeg could not decode media/\(name)")
         }
         return [UInt8](data)
+    }
+
+    /// `chain` run on `frame` through the public chain API (`threads` slices).
+    static func apply(_ chain: String, to frame: VideoFrame, threads: Int = 2) throws -> VideoFrame {
+        let processor = try FilterChain(parsing: chain).makeProcessor(threads: threads)
+        _ = try processor.configure(for: FrameFormat(of: frame))
+        guard let output = try processor.process(frame) else { throw Failure(description: "\(chain) dropped the frame") }
+        return output
     }
 
     /// A frame holding tightly packed `bytes` (plane after plane, FFmpeg's rawvideo layout).

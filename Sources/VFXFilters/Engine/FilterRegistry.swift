@@ -8,6 +8,8 @@ public enum FilterRegistry {
     public static let builtIns: [FilterSpec] = [
         // Tone effects (Color/ToneEffects.swift)
         .sepia, .mono, .thermal, .xRay, .invert, .falseColor, .colorMonochrome, .tint,
+        // Spatial filters (Spatial/*.swift)
+        .gaussianBlur, .unsharpMask, .bloom, .gloom,
     ]
 
     private static let byName: [String: FilterSpec] = Dictionary(builtIns.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })

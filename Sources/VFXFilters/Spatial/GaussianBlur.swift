@@ -57,30 +57,50 @@ final class FrameBlur {
     }
 }
 
-/// `gaussian-blur`: a Gaussian blur of standard deviation `radius` pixels on every plane, edges clamped.
-///
-/// - radius: σ in pixels of the frame, 0…500 (0 leaves the frame as it is). Chroma planes of I420/NV12 are
-///   blurred at their own resolution with σ/2.
-/// - Formats: I420, NV12, RGBA, BGRA, GRAY8 (all four channels of RGBA/BGRA, alpha included).
-/// - Cost: constant per pixel whatever the radius (recursive filter, `RecursiveGaussian`).
-///
-/// Chain: `gaussian-blur:radius=5`
+extension FilterSpec {
+    /// A Gaussian blur of standard deviation `radius` on every plane, with clamped edges (no dark border, the
+    /// frame does not grow).
+    /// - `radius`: σ in pixels of the frame, 0…500, default 10 (0 leaves the frame alone). Chroma planes of
+    ///   I420/NV12 are blurred at their own resolution with σ/2.
+    /// - Formats: I420, NV12, RGBA, BGRA, GRAY8 (RGBA/BGRA: all four channels).
+    /// - Kernel: recursive Young–van Vliet filter (cost independent of σ); from σ = 4 the plane is first
+    ///   averaged down by up to 8× (see docs/filters-spatial.md). ≥ 45 dB from an exact Gaussian on photos.
+    ///
+    /// Chain: `gaussian-blur:radius=5` · Swift: `FilterDescription.gaussianBlur(radius: 5)`
+    public static let gaussianBlur = FilterSpec(
+        name: "gaussian-blur", summary: "Gaussian blur of standard deviation radius (pixels), edges clamped.",
+        coreImage: "CIGaussianBlur",
+        parameters: [ParameterSpec("radius", .number(0...500, unit: "px"), default: 10, "standard deviation σ of the Gaussian")],
+        example: "gaussian-blur:radius=5", swift: "FilterDescription.gaussianBlur(radius: 5)",
+        ffmpeg: { "gblur=sigma=\(ParameterValue.format($0.number("radius")))" }
+    ) { arguments, context in
+        .processor(GaussianBlurProcessor(radius: arguments.number("radius"), slices: context.slices))
+    }
+}
+
+extension FilterDescription {
+    public static func gaussianBlur(radius: Double = 10) -> FilterDescription {
+        FilterDescription(builtIn: "gaussian-blur", ["radius": .number(radius)])
+    }
+}
+
+/// The stage of `gaussian-blur` (see `FilterSpec.gaussianBlur`).
 ///
 /// ```swift
-/// let stage = GaussianBlurStage(radius: 5)
+/// let blur = GaussianBlurProcessor(radius: 5, slices: SliceRunner(threads: 1))
 /// ```
-final class GaussianBlurStage: VideoProcessor {
+final class GaussianBlurProcessor: VideoProcessor {
     let radius: Double
-    let slices: Int
+    let slices: SliceRunner
     private var blur: FrameBlur?
 
-    init(radius: Double, slices: Int = 1) {
+    init(radius: Double, slices: SliceRunner) {
         self.radius = radius
         self.slices = slices
     }
 
     func configure(for input: FrameFormat) throws -> FrameFormat {
-        blur = FrameBlur(sigma: radius, format: input, slices: slices) { _, _ in true }
+        blur = FrameBlur(sigma: radius, format: input, slices: slices.threads) { _, _ in true }
         return input
     }
 

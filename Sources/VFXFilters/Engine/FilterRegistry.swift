@@ -9,7 +9,7 @@ public enum FilterRegistry {
         // Tone effects (Color/ToneEffects.swift)
         .sepia, .mono, .thermal, .xRay, .invert, .falseColor, .colorMonochrome, .tint,
         // Spatial filters (Spatial/*.swift)
-        .gaussianBlur, .unsharpMask, .bloom, .gloom,
+        .gaussianBlur, .boxBlur, .unsharpMask, .bloom, .gloom, .sharpen, .edges, .emboss, .median, .vignette, .pixellate,
     ]
 
     private static let byName: [String: FilterSpec] = Dictionary(builtIns.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })

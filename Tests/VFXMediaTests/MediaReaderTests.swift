@@ -24,6 +24,26 @@ import VFXCore
         #expect(bytes == reference)
     }
 
+    /// Other containers and codecs FFmpeg makes (mkv/H.264, webm/VP9, mov/H.264, avi/MPEG-4 part 2): the
+    /// frame count the reader expects and delivers, and pixels equal to FFmpeg's decode (tolerance 0).
+    @Test(arguments: ["mkv", "webm", "mov", "avi"])
+    func otherContainersDecodeLikeFFmpeg(ext: String) throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let path = folder.path("carphone.\(ext)")
+        try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("carphone_pristine.mp4"), "-frames:v", "60", path])
+        let reader = try MediaReader(path: path)
+        var bytes: [UInt8] = []
+        var count = 0
+        while let frame = try reader.nextFrame() {
+            bytes += frame.packedBytes
+            count += 1
+        }
+        #expect(count == 60)
+        #expect(reader.expectedFrameCount == 60)
+        #expect(bytes == (try Tool.rawFrames(path)))
+    }
+
     /// Format, frame count, duration and every timestamp as ffprobe reports them (timestamps exact: the
     /// reader converts the stream's ticks without rounding; ffprobe prints 6 decimals).
     @Test func metadataMatchesFFprobe() throws {

@@ -93,6 +93,24 @@ import VFXCore
         #expect(abs(decodedSeconds - sourceSeconds) <= 0.02, "webm audio \(decodedSeconds) s, source \(sourceSeconds) s")
     }
 
+    /// PCM audio cannot go into mp4 and is re-encoded to AAC; mov takes it as it is. The re-encoded track
+    /// decodes to the source's length within one 1024-sample AAC frame (21 ms at 48 kHz).
+    @Test(arguments: [("mp4", AudioOutcome.reencoded(from: "pcm_s16le", to: "aac")), ("mov", .copied(codec: "pcm_s16le"))])
+    func pcmAudio(ext: String, outcome: AudioOutcome) throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let source = folder.path("pcm.mkv")
+        try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("bigbuckbunny.mp4"), "-vf", "scale=320:180", "-c:v", "libx264",
+                                "-preset", "ultrafast", "-c:a", "pcm_s16le", source])
+        let output = folder.path("out.\(ext)")
+        let writer = try Self.copy(source, to: output)
+        #expect(writer.audio == outcome)
+        #expect(try Tool.probe(output, stream: "v:0")["nb_read_packets"] == "132")
+        let seconds = try Tool.rawAudioSeconds(output)
+        let sourceSeconds = try Tool.rawAudioSeconds(source)
+        #expect(abs(seconds - sourceSeconds) <= 0.0214, "\(seconds) s against \(sourceSeconds) s")
+    }
+
     /// y4m written here, decoded by FFmpeg: the bytes of the frames that went in (lossless format).
     @Test func y4mWriteThenFFmpegReadIsExact() throws {
         let folder = try ScratchFolder()

@@ -45,7 +45,7 @@ public final class MediaReader: FrameSource {
             let input = FileInput(descriptor: 0, name: "standard input", ownsDescriptor: false)
             do {
                 reader = try Y4MFrameReader(input: input, fileSize: nil)
-            } catch MediaError.corrupt(_, "no YUV4MPEG2 signature") {
+            } catch MediaError.corrupt(_, Y4MHeader.missingSignature) {
                 throw MediaError.unsupportedInput(path: "standard input", reason: "only y4m is read from standard input")
             }
             decoder = nil

@@ -176,6 +176,29 @@ import VFXCore
         #expect(folder.contents.isEmpty)
     }
 
+    /// The output exists under its name only after `finish`; before, a hidden partial file in the same
+    /// folder holds what was written, and `cancel` removes it.
+    @Test func outputAppearsOnlyWhenFinished() throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let frame = VideoFrame(format: .i420, width: 64, height: 48)
+        for finishing in [true, false] {
+            let writer = try MediaWriter(path: folder.path("out.y4m"))
+            try writer.write(frame)
+            let partial = folder.contents
+            #expect(partial.count == 1)
+            #expect(partial.first?.hasPrefix(".out.partial-") == true && partial.first?.hasSuffix(".y4m") == true)
+            if finishing {
+                try writer.finish()
+                #expect(folder.contents == ["out.y4m"])
+                try FileManager.default.removeItem(atPath: folder.path("out.y4m"))
+            } else {
+                writer.cancel()
+                #expect(folder.contents.isEmpty)
+            }
+        }
+    }
+
     /// Frames that do not fit: a second frame for an image, a size change in a video, odd sizes for H.264.
     @Test func unsupportedFrames() throws {
         let folder = try ScratchFolder()

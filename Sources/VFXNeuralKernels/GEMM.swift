@@ -238,8 +238,9 @@ public enum GEMMTile8x32: GEMMTile {
         storePair(c0, c1, c, columns, lower, upper)
     }
 
-    @inlinable @inline(__always)
-    static func storePair(_ v0: SIMD16<Float>, _ v1: SIMD16<Float>, _ c: UnsafeMutablePointer<Float>, _ columns: Int,
+    /// Stores a row of two vectors, clamped, the second only as far as `columns` reaches.
+    @_transparent
+    public static func storePair(_ v0: SIMD16<Float>, _ v1: SIMD16<Float>, _ c: UnsafeMutablePointer<Float>, _ columns: Int,
                           _ lower: Float, _ upper: Float) {
         v0.clamped(lower, upper).store(to: c, count: columns)
         if columns > 16 { v1.clamped(lower, upper).store(to: c + 16, count: columns - 16) }

@@ -64,7 +64,7 @@ let package = Package(
         .testTarget(name: "VFXFiltersTests", dependencies: ["VFXCore", "VFXFilters", "VFXMedia"], swiftSettings: common),
         .testTarget(name: "VFXNeuralTests", dependencies: ["VFXNeural", "VFXNeuralKernels", "VFXNeuralAVX512", "CVFXCPU"],
                     swiftSettings: common),
-        .testTarget(name: "vfxTests", dependencies: ["vfx"], swiftSettings: common),
+        .testTarget(name: "vfxTests", dependencies: ["vfx", "VFXNeural"], swiftSettings: common),
     ],
     swiftLanguageModes: [.v6]
 )

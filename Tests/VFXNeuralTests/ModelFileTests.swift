@@ -98,6 +98,27 @@ final class ModelFileTests: XCTestCase {
         }
     }
 
+    /// Splitting layers across threads only changes who computes which rows: results stay identical
+    /// (each row's sums run in the same order), up to 1e-6 for safety.
+    func testThreadsGiveTheSameOutputs() throws {
+        for name in ["palm_detection_lite", "selfie_segmentation"] {
+            var results: [[Tensor]] = []
+            for threads in [1, 2, 3] {
+                let model = try NeuralModel(contentsOf: Self.url(name), threads: threads)
+                let inputs = model.inputs.map { info -> Tensor in
+                    let count = info.shape.reduce(1, *)
+                    return Tensor(shape: info.shape, scalars: (0..<count).map { Float(cos(Double($0) * 0.0007)) })
+                }
+                results.append(try model.run(inputs))
+            }
+            for other in results.dropFirst() {
+                for (a, b) in zip(results[0], other) {
+                    XCTAssertLessThan(maximumError(b.scalars, a.scalars.map(Double.init)), 1e-6, name)
+                }
+            }
+        }
+    }
+
     func testBadInputsAreNamedErrors() throws {
         let model = try NeuralModel(contentsOf: Self.url("face_detection_short_range"))
         XCTAssertThrowsError(try model.run([])) { error in

@@ -117,54 +117,63 @@ final class DepthwiseConvolutionLayer: Layer {
 
 /// MediaPipe's `Convolution2DTransposeBias`: every input pixel adds its kh×kw block of
 /// `dot(input channels, weights)` to the output (which starts as the bias), at stride × its position
-/// minus the padding.
+/// minus the padding. The dot products of all pixels are one GEMM into scratch, then scattered.
 final class TransposeConvolutionLayer: Layer {
-    let input: Int, output: Int
+    let kernels: KernelSet
+    let input: Int, output: Int, scratch: Int
     let geometry: WindowGeometry
-    /// `[inC][kh][kw][outC]`, so one input channel's contributions are contiguous.
-    let weights: AlignedFloats
+    /// GEMM panels of `[kh·kw·outC]` columns over `inC`.
+    let weights: AlignedFloats, zeros: AlignedFloats
     let bias: [Float]
+
+    static func scratchCount(_ geometry: WindowGeometry) -> Int {
+        geometry.inputHeight * geometry.inputWidth * geometry.kernelHeight * geometry.kernelWidth * geometry.outputChannels
+    }
 
     /// `weights` is `[outC][kh][kw][inC]` as the file stores it; `geometry` describes the transposed
     /// window (input → output upsampling).
-    init(input: Int, output: Int, geometry: WindowGeometry, weights: [Float], bias: [Float]) {
-        self.input = input; self.output = output
+    init(kernels: KernelSet, input: Int, output: Int, scratch: Int, geometry: WindowGeometry, weights: [Float],
+         bias: [Float]) {
+        self.kernels = kernels
+        self.input = input; self.output = output; self.scratch = scratch
         self.geometry = geometry
         let taps = geometry.kernelHeight * geometry.kernelWidth
         let outC = geometry.outputChannels, inC = geometry.inputChannels
-        var reordered = [Float](repeating: 0, count: weights.count)
+        var columns = [Float](repeating: 0, count: weights.count)
         for o in 0..<outC {
             for t in 0..<taps {
-                for i in 0..<inC { reordered[(i * taps + t) * outC + o] = weights[(o * taps + t) * inC + i] }
+                for i in 0..<inC { columns[((t * outC + o) * inC) + i] = weights[(o * taps + t) * inC + i] }
             }
         }
-        self.weights = AlignedFloats(reordered)
+        self.weights = AlignedFloats(packGEMMWeights(columns, columns: taps * outC, depth: inC, width: kernels.gemmWidth))
+        zeros = AlignedFloats(count: (taps * outC + kernels.gemmWidth - 1) / kernels.gemmWidth * kernels.gemmWidth)
         self.bias = bias
     }
 
     func run(_ arena: UnsafeMutablePointer<Float>) {
         let g = geometry
-        let outC = g.outputChannels, inC = g.inputChannels, taps = g.kernelHeight * g.kernelWidth
-        let out = arena + output, source = arena + input
-        for pixel in 0..<(g.outputHeight * g.outputWidth) {
-            for c in 0..<outC { out[pixel * outC + c] = bias[c] }
+        let outC = g.outputChannels, taps = g.kernelHeight * g.kernelWidth, blocks = arena + scratch
+        kernels.gemm(GEMMArguments(a: arena + input, lda: g.inputChannels, rows: g.inputHeight * g.inputWidth,
+                                   depth: g.inputChannels, packed: weights.pointer, columns: taps * outC,
+                                   bias: zeros.pointer, c: blocks, ldc: taps * outC, lower: -.infinity, upper: .infinity))
+        let out = arena + output
+        bias.withUnsafeBufferPointer { bias in
+            for pixel in 0..<(g.outputHeight * g.outputWidth) {
+                for c in 0..<outC { out[pixel * outC + c] = bias[c] }
+            }
         }
+        var block = UnsafePointer(blocks)
         for y in 0..<g.inputHeight {
             for x in 0..<g.inputWidth {
-                let pixel = source + (y * g.inputWidth + x) * inC
                 for ky in 0..<g.kernelHeight {
                     let oy = y * g.strideY + ky - g.padTop
-                    guard oy >= 0 && oy < g.outputHeight else { continue }
                     for kx in 0..<g.kernelWidth {
                         let ox = x * g.strideX + kx - g.padLeft
-                        guard ox >= 0 && ox < g.outputWidth else { continue }
-                        let target = out + (oy * g.outputWidth + ox) * outC
-                        let tap = ky * g.kernelWidth + kx
-                        for i in 0..<inC {
-                            let value = pixel[i]
-                            let row = weights.pointer + (i * taps + tap) * outC
-                            for o in 0..<outC { target[o] += value * row[o] }
+                        if oy >= 0 && oy < g.outputHeight && ox >= 0 && ox < g.outputWidth {
+                            let target = out + (oy * g.outputWidth + ox) * outC
+                            for c in 0..<outC { target[c] += block[c] }
                         }
+                        block += outC
                     }
                 }
             }

@@ -65,7 +65,7 @@ public final class NeuralModel {
     /// Name of the kernel set chosen for this CPU ("avx512" or "baseline").
     public let kernelName: String
 
-    private let program: Program
+    let program: Program
 
     /// Loads and prepares a model; `threads` > 1 splits the largest convolutions across that many threads.
     public init(contentsOf url: URL, threads: Int = 1) throws {

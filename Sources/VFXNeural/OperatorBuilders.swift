@@ -333,8 +333,11 @@ extension ProgramBuilder {
                                           kernelHeight: kh, kernelWidth: kw, strideY: strideY, strideX: strideX,
                                           padTop: vertical.padBefore, padLeft: horizontal.padBefore)
             state.multiplyAdds += height * width * channels * outChannels * kh * kw
-            add(Step(name: code.name, inputs: [source], output: output) { i, o, _, _ in
-                TransposeConvolutionLayer(input: i[0], output: o, geometry: geometry, weights: weights, bias: biasValues)
+            let kernels = self.kernels
+            add(Step(name: code.name, inputs: [source], output: output,
+                     scratch: TransposeConvolutionLayer.scratchCount(geometry)) { i, o, s, _ in
+                TransposeConvolutionLayer(kernels: kernels, input: i[0], output: o, scratch: s, geometry: geometry,
+                                          weights: weights, bias: biasValues)
             })
 
         default:

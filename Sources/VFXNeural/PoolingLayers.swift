@@ -34,7 +34,7 @@ final class PoolingLayer: Layer {
                         for x in xRange {
                             let pixel = source + (y * g.inputWidth + x) * channels + c
                             let v = lanes == 16 ? SIMD16<Float>(loadingFrom: pixel) : partialLoad(pixel, lanes)
-                            value = kind == .maximum ? pointwiseMax(value, v) : value + v
+                            value = kind == .maximum ? value.lanewiseMaximum(v) : value + v
                         }
                     }
                     if kind == .average { value *= scale }

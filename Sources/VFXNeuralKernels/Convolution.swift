@@ -44,57 +44,122 @@ public func packDepthwiseWeights(_ weights: [Float], taps: Int, channels: Int) -
 }
 
 /// Depthwise convolution with depth multiplier 1: each channel is filtered by its own kh×kw kernel.
+/// Interior output pixels go four at a time (each weight vector loaded once for four pixels); border
+/// pixels one at a time with their window clipped to the input.
 @inlinable
 public func depthwiseConvolution(_ p: ConvolutionArguments) {
     let channels = p.inputChannels
     let weightStride = (channels + 15) / 16 * 16
+    // Output columns whose window lies wholly inside the input: ox·stride − padLeft ≥ 0 and
+    // ox·stride − padLeft + kw ≤ inputWidth.
+    let interiorStart = (p.padLeft + p.strideX - 1) / p.strideX
+    let lastFit = p.inputWidth - p.kernelWidth + p.padLeft
+    let interiorEnd = lastFit < 0 ? 0 : min(p.outputWidth, lastFit / p.strideX + 1)
     for oy in 0..<p.outputHeight {
         let iy0 = oy * p.strideY - p.padTop
-        let kyStart = max(0, -iy0), kyEnd = min(p.kernelHeight, p.inputHeight - iy0)
-        for ox in 0..<p.outputWidth {
+        let ky = max(0, -iy0)..<min(p.kernelHeight, p.inputHeight - iy0)
+        let outputRow = p.output + oy * p.outputWidth * channels
+        var ox = 0
+        while ox < p.outputWidth {
             let ix0 = ox * p.strideX - p.padLeft
-            let kxStart = max(0, -ix0), kxEnd = min(p.kernelWidth, p.inputWidth - ix0)
-            let out = p.output + (oy * p.outputWidth + ox) * channels
-            var channel = 0
-            while channel + 16 <= channels {
-                depthwiseTap(SIMD16<Float>.self, p, channel: channel, weightStride: weightStride, iy0: iy0, ix0: ix0,
-                             ky: kyStart..<kyEnd, kx: kxStart..<kxEnd, out: out)
-                channel += 16
-            }
-            if channel + 8 <= channels {
-                depthwiseTap(SIMD8<Float>.self, p, channel: channel, weightStride: weightStride, iy0: iy0, ix0: ix0,
-                             ky: kyStart..<kyEnd, kx: kxStart..<kxEnd, out: out)
-                channel += 8
-            }
-            while channel < channels {
-                var sum = p.bias[channel]
-                for ky in kyStart..<kyEnd {
-                    for kx in kxStart..<kxEnd {
-                        sum += p.input[((iy0 + ky) * p.inputWidth + ix0 + kx) * channels + channel]
-                            * p.weights[(ky * p.kernelWidth + kx) * weightStride + channel]
-                    }
+            if ox >= interiorStart && ox + 4 <= interiorEnd {
+                var channel = 0
+                while channel + 16 <= channels {
+                    depthwiseQuad(SIMD16<Float>.self, p, channel: channel, weightStride: weightStride, iy0: iy0, ix0: ix0,
+                                  ky: ky, out: outputRow + ox * channels)
+                    channel += 16
                 }
-                out[channel] = min(max(sum, p.lower), p.upper)
-                channel += 1
+                if channel + 8 <= channels {
+                    depthwiseQuad(SIMD8<Float>.self, p, channel: channel, weightStride: weightStride, iy0: iy0, ix0: ix0,
+                                  ky: ky, out: outputRow + ox * channels)
+                    channel += 8
+                }
+                for pixel in 0..<4 where channel < channels {
+                    depthwiseScalar(p, channels: channel..<channels, weightStride: weightStride, iy0: iy0,
+                                    ix0: ix0 + pixel * p.strideX, ky: ky, kx: 0..<p.kernelWidth,
+                                    out: outputRow + (ox + pixel) * channels)
+                }
+                ox += 4
+            } else {
+                let kx = max(0, -ix0)..<min(p.kernelWidth, p.inputWidth - ix0)
+                let out = outputRow + ox * channels
+                var channel = 0
+                while channel + 16 <= channels {
+                    depthwiseTap(SIMD16<Float>.self, p, channel: channel, weightStride: weightStride, iy0: iy0, ix0: ix0,
+                                 ky: ky, kx: kx, out: out)
+                    channel += 16
+                }
+                if channel + 8 <= channels {
+                    depthwiseTap(SIMD8<Float>.self, p, channel: channel, weightStride: weightStride, iy0: iy0, ix0: ix0,
+                                 ky: ky, kx: kx, out: out)
+                    channel += 8
+                }
+                depthwiseScalar(p, channels: channel..<channels, weightStride: weightStride, iy0: iy0, ix0: ix0, ky: ky,
+                                kx: kx, out: out)
+                ox += 1
             }
         }
     }
 }
 
+/// One vector of channels of one output pixel, window clipped to `ky` × `kx`.
 @inlinable @inline(__always)
-func depthwiseTap<V: SIMD>(_ vector: V.Type, _ p: ConvolutionArguments, channel: Int, weightStride: Int, iy0: Int,
-                           ix0: Int, ky: Range<Int>, kx: Range<Int>, out: UnsafeMutablePointer<Float>)
-where V.Scalar == Float {
+func depthwiseTap<V: FloatVector>(_ vector: V.Type, _ p: ConvolutionArguments, channel: Int, weightStride: Int, iy0: Int,
+                                  ix0: Int, ky: Range<Int>, kx: Range<Int>, out: UnsafeMutablePointer<Float>) {
     let channels = p.inputChannels
     var sum = V(loadingFrom: p.bias + channel)
     for y in ky {
         let inputRow = p.input + ((iy0 + y) * p.inputWidth + ix0) * channels + channel
         let weightRow = p.weights + y * p.kernelWidth * weightStride + channel
         for x in kx {
-            sum = sum.addingProduct(V(loadingFrom: inputRow + x * channels), V(loadingFrom: weightRow + x * weightStride))
+            sum = sum.multiplyAdd(V(loadingFrom: inputRow + x * channels), V(loadingFrom: weightRow + x * weightStride))
         }
     }
     sum.clamped(p.lower, p.upper).store(to: out + channel)
+}
+
+/// One vector of channels of four neighbouring interior output pixels: each weight vector is loaded once.
+@inlinable @inline(__always)
+func depthwiseQuad<V: FloatVector>(_ vector: V.Type, _ p: ConvolutionArguments, channel: Int, weightStride: Int, iy0: Int,
+                                   ix0: Int, ky: Range<Int>, out: UnsafeMutablePointer<Float>) {
+    let channels = p.inputChannels
+    let step = p.strideX * channels
+    let initial = V(loadingFrom: p.bias + channel)
+    var s0 = initial, s1 = initial, s2 = initial, s3 = initial
+    for y in ky {
+        var input = p.input + ((iy0 + y) * p.inputWidth + ix0) * channels + channel
+        var weight = p.weights + y * p.kernelWidth * weightStride + channel
+        for _ in 0..<p.kernelWidth {
+            let w = V(loadingFrom: weight)
+            s0 = s0.multiplyAdd(V(loadingFrom: input), w)
+            s1 = s1.multiplyAdd(V(loadingFrom: input + step), w)
+            s2 = s2.multiplyAdd(V(loadingFrom: input + 2 * step), w)
+            s3 = s3.multiplyAdd(V(loadingFrom: input + 3 * step), w)
+            input += channels
+            weight += weightStride
+        }
+    }
+    s0.clamped(p.lower, p.upper).store(to: out + channel)
+    s1.clamped(p.lower, p.upper).store(to: out + channels + channel)
+    s2.clamped(p.lower, p.upper).store(to: out + 2 * channels + channel)
+    s3.clamped(p.lower, p.upper).store(to: out + 3 * channels + channel)
+}
+
+/// The channels left after the last whole vector, one at a time.
+@inlinable @inline(__always)
+func depthwiseScalar(_ p: ConvolutionArguments, channels range: Range<Int>, weightStride: Int, iy0: Int, ix0: Int,
+                     ky: Range<Int>, kx: Range<Int>, out: UnsafeMutablePointer<Float>) {
+    let channels = p.inputChannels
+    for channel in range {
+        var sum = p.bias[channel]
+        for y in ky {
+            for x in kx {
+                sum += p.input[((iy0 + y) * p.inputWidth + ix0 + x) * channels + channel]
+                    * p.weights[(y * p.kernelWidth + x) * weightStride + channel]
+            }
+        }
+        out[channel] = min(max(sum, p.lower), p.upper)
+    }
 }
 
 /// Output pixels gathered per im2col band: a multiple of every tile's row count, small enough for L2.

@@ -24,10 +24,47 @@ extension SIMD where Scalar == Float {
             for lane in 0..<count { pointer[lane] = self[lane] }
         }
     }
+}
 
+/// The float vector operations the kernels use, implemented on the concrete SIMD types. Generic code
+/// over `SIMD` would pick the standard library's generic lane-by-lane versions of comparisons, min/max
+/// and `addingProduct`; through this protocol a specialized kernel reaches the concrete vector
+/// instructions instead.
+///
+/// ```swift
+/// func relu<V: FloatVector>(_ v: V) -> V { v.clamped(0, .infinity) }
+/// ```
+public protocol FloatVector: SIMD where Scalar == Float {
     /// Clamps every lane to `lower...upper` (a fused activation: ReLU is 0...inf, ReLU6 is 0...6).
+    func clamped(_ lower: Float, _ upper: Float) -> Self
+    /// The lane-wise maximum.
+    func lanewiseMaximum(_ other: Self) -> Self
+    /// `self + a·b` with one rounding (fused multiply-add).
+    func multiplyAdd(_ a: Self, _ b: Self) -> Self
+}
+
+extension SIMD16: FloatVector where Scalar == Float {
     @inlinable @inline(__always)
     public func clamped(_ lower: Float, _ upper: Float) -> Self {
-        pointwiseMin(pointwiseMax(self, Self(repeating: lower)), Self(repeating: upper))
+        replacing(with: lower, where: self .< lower).replacing(with: upper, where: self .> upper)
     }
+
+    @inlinable @inline(__always)
+    public func lanewiseMaximum(_ other: Self) -> Self { replacing(with: other, where: other .> self) }
+
+    @inlinable @inline(__always)
+    public func multiplyAdd(_ a: Self, _ b: Self) -> Self { addingProduct(a, b) }
+}
+
+extension SIMD8: FloatVector where Scalar == Float {
+    @inlinable @inline(__always)
+    public func clamped(_ lower: Float, _ upper: Float) -> Self {
+        replacing(with: lower, where: self .< lower).replacing(with: upper, where: self .> upper)
+    }
+
+    @inlinable @inline(__always)
+    public func lanewiseMaximum(_ other: Self) -> Self { replacing(with: other, where: other .> self) }
+
+    @inlinable @inline(__always)
+    public func multiplyAdd(_ a: Self, _ b: Self) -> Self { addingProduct(a, b) }
 }

@@ -1,0 +1,146 @@
+import VFXCore
+
+/// A lone affine color transform (`clamp(M·rgb + offset)`: sepia, color-matrix, channel-mixer…) applied
+/// exactly to each pixel of an I420/NV12 frame, 16 pixels at a time, with no table.
+///
+/// Per pixel: R'G'B' from its luma and its block's chroma, the matrix, the clamp, and the output luma. Each
+/// block's output chroma is computed from the mean of its four clamped output R'G'B' values, which is what
+/// converting the block to RGB, filtering and converting back with box-filtered 4:2:0 chroma gives.
+///
+/// Because the matrix is linear, `M·(Y'·1 + chroma)` splits into `Y'·(M·1)` plus a term that depends only on the
+/// block's chroma, computed once per block.
+///
+/// ```swift
+/// let kernel = AffineYUVKernel(matrix: sepiaMatrix, coding: YUVCoding(.bt709), chromaInterleaved: false)
+/// kernel.apply(to: frame.planes, width: 1920, height: 1080, slices: SliceRunner(threads: 1))
+/// ```
+final class AffineYUVKernel: ColorKernel {
+    /// Output channel c (R, G, B) = `clamp(Y·lumaGain[c] + Cb·fromCb[c] + Cr·fromCr[c] + constant[c])` on 8-bit codes.
+    let lumaGain: SIMD3<Float>
+    let fromCb: SIMD3<Float>
+    let fromCr: SIMD3<Float>
+    let constant: SIMD3<Float>
+    let coding: YUVCoding
+    let chromaInterleaved: Bool
+
+    init(matrix: ColorMatrix, coding: YUVCoding, chromaInterleaved: Bool) {
+        self.coding = coding
+        self.chromaInterleaved = chromaInterleaved
+        let w = coding.weights
+        let rows = [matrix.red, matrix.green, matrix.blue]
+        // R = Y' + rP·Pr, G = Y' − (Kr·rP·Pr + Kb·bP·Pb)/Kg, B = Y' + bP·Pb; Y' = (Y − offset)/scale, P = (C − 128)/cs.
+        let rP = coding.redFromPr, bP = coding.blueFromPb, cs = coding.chromaScale
+        let gain = rows.map { $0.sum() / coding.lumaScale }
+        let cb = rows.map { ($0.z * bP - $0.y * w.blue * bP / w.green) / cs }
+        let cr = rows.map { ($0.x * rP - $0.y * w.red * rP / w.green) / cs }
+        let offsets = [matrix.offset.x, matrix.offset.y, matrix.offset.z]
+        let constants = (0..<3).map { c in offsets[c] - coding.lumaOffset * gain[c] - 128 * (cb[c] + cr[c]) }
+        lumaGain = SIMD3(gain[0], gain[1], gain[2])
+        fromCb = SIMD3(cb[0], cb[1], cb[2])
+        fromCr = SIMD3(cr[0], cr[1], cr[2])
+        constant = SIMD3(constants[0], constants[1], constants[2])
+    }
+
+    func apply(to planes: [Plane], width: Int, height: Int, slices: SliceRunner) {
+        if chromaInterleaved {
+            run(planes, width: width, height: height, slices: slices, layout: InterleavedChroma.self)
+        } else {
+            run(planes, width: width, height: height, slices: slices, layout: SeparateChroma.self)
+        }
+    }
+
+    private func run<Layout: ChromaLayout>(_ planes: [Plane], width: Int, height: Int, slices: SliceRunner,
+                                           layout: Layout.Type) {
+        let luma = planes[0]
+        let cbPlane = planes[1]
+        let crPlane = planes[planes.count - 1]
+        let chromaWidth = (width + 1) / 2
+        let (gain, fromCb, fromCr, constant) = (lumaGain, self.fromCb, self.fromCr, self.constant)
+        let weights = coding.weights
+        let outScale = coding.lumaScale, outOffset = coding.lumaOffset
+        let toCb = coding.chromaScale / coding.blueFromPb, toCr = coding.chromaScale / coding.redFromPr
+        slices.run(rows: (height + 1) / 2) { chromaRows in
+            for cy in chromaRows {
+                let rowCount = 2 * cy + 1 < height ? 2 : 1
+                let top = luma.row(2 * cy), bottom = luma.row(2 * cy + rowCount - 1)
+                if width % 2 == 1 {
+                    // The last block has one column: repeat it into the row padding so the block mean is right.
+                    top[width] = top[width - 1]
+                    bottom[width] = bottom[width - 1]
+                }
+                let cbRow = cbPlane.row(cy), crRow = crPlane.row(cy)
+                let meanScale = SIMD8<Float>(repeating: 1 / Float(2 * rowCount))
+                var cx = 0
+                while cx < chromaWidth {
+                    let (cb, cr) = Layout.loadDoubled(cbRow, crRow, at: cx)
+                    let kR = constant.x + cb * fromCb.x + cr * fromCr.x
+                    let kG = constant.y + cb * fromCb.y + cr * fromCr.y
+                    let kB = constant.z + cb * fromCb.z + cr * fromCr.z
+                    var sumR = SIMD16<Float>(), sumG = SIMD16<Float>(), sumB = SIMD16<Float>()
+                    for index in 0..<rowCount {
+                        let pointer = (index == 0 ? top : bottom) + 2 * cx
+                        let y = SIMD16<Float>(bytesAt: pointer)
+                        let r = (y * gain.x + kR).clampedToUnit
+                        let g = (y * gain.y + kG).clampedToUnit
+                        let b = (y * gain.z + kB).clampedToUnit
+                        let out = (r * weights.red + g * weights.green + b * weights.blue) * outScale + outOffset
+                        UnsafeMutableRawPointer(pointer).storeBytes(of: roundedBytes(out), as: SIMD16<UInt8>.self)
+                        sumR += r
+                        sumG += g
+                        sumB += b
+                    }
+                    let r = sumR.pairSums * meanScale
+                    let g = sumG.pairSums * meanScale
+                    let b = sumB.pairSums * meanScale
+                    let y = r * weights.red + g * weights.green + b * weights.blue
+                    let outCb = (b - y) * toCb + 128
+                    let outCr = (r - y) * toCr + 128
+                    Layout.store(roundedBytes(outCb), roundedBytes(outCr), cbRow, crRow, at: cx)
+                    cx += 8
+                }
+            }
+        }
+    }
+}
+
+/// How 8 chroma pairs are read and written: I420 keeps Cb and Cr in two planes, NV12 interleaves them.
+/// Chunks may run past the plane's width into its row padding (rows are padded to 64 bytes).
+protocol ChromaLayout {
+    /// Cb and Cr of 8 blocks from `x`, each repeated for the two luma columns of its block.
+    static func loadDoubled(_ cbRow: UnsafeMutablePointer<UInt8>, _ crRow: UnsafeMutablePointer<UInt8>, at x: Int)
+        -> (SIMD16<Float>, SIMD16<Float>)
+    static func store(_ cb: SIMD8<UInt8>, _ cr: SIMD8<UInt8>, _ cbRow: UnsafeMutablePointer<UInt8>,
+                      _ crRow: UnsafeMutablePointer<UInt8>, at x: Int)
+}
+
+enum SeparateChroma: ChromaLayout {
+    @inline(__always)
+    static func loadDoubled(_ cbRow: UnsafeMutablePointer<UInt8>, _ crRow: UnsafeMutablePointer<UInt8>, at x: Int)
+        -> (SIMD16<Float>, SIMD16<Float>) {
+        (SIMD16<Float>(doubledBytesAt: cbRow + x, step: 1), SIMD16<Float>(doubledBytesAt: crRow + x, step: 1))
+    }
+
+    @inline(__always)
+    static func store(_ cb: SIMD8<UInt8>, _ cr: SIMD8<UInt8>, _ cbRow: UnsafeMutablePointer<UInt8>,
+                      _ crRow: UnsafeMutablePointer<UInt8>, at x: Int) {
+        UnsafeMutableRawPointer(cbRow + x).storeBytes(of: cb, as: SIMD8<UInt8>.self)
+        UnsafeMutableRawPointer(crRow + x).storeBytes(of: cr, as: SIMD8<UInt8>.self)
+    }
+}
+
+enum InterleavedChroma: ChromaLayout {
+    @inline(__always)
+    static func loadDoubled(_ cbRow: UnsafeMutablePointer<UInt8>, _ crRow: UnsafeMutablePointer<UInt8>, at x: Int)
+        -> (SIMD16<Float>, SIMD16<Float>) {
+        (SIMD16<Float>(doubledBytesAt: cbRow + 2 * x, step: 2), SIMD16<Float>(doubledBytesAt: cbRow + 2 * x + 1, step: 2))
+    }
+
+    @inline(__always)
+    static func store(_ cb: SIMD8<UInt8>, _ cr: SIMD8<UInt8>, _ cbRow: UnsafeMutablePointer<UInt8>,
+                      _ crRow: UnsafeMutablePointer<UInt8>, at x: Int) {
+        for lane in 0..<8 {
+            cbRow[2 * (x + lane)] = cb[lane]
+            cbRow[2 * (x + lane) + 1] = cr[lane]
+        }
+    }
+}

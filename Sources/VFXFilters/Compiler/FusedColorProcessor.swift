@@ -1,0 +1,114 @@
+import VFXCore
+import VFXPipeline
+
+/// A run of consecutive point-wise color transforms compiled into one pass over the frame's own planes.
+///
+/// The kernel is chosen once, in `configure`:
+/// - gray frames: one 256-entry table on the single plane;
+/// - YUV frames whose run only bends luma and/or removes chroma: a 256-entry luma table (skipped when luma is
+///   unchanged) and/or a chroma fill: `mono` touches only the chroma planes;
+/// - YUV frames with a lone affine transform (`sepia`, `color-matrix`…): `AffineYUVKernel`, exact per pixel;
+/// - other YUV runs: `YUVTableKernel`, a 3D table in Y'CbCr;
+/// - RGB frames: `RGBTableKernel`, a 3D table in R'G'B' with tetrahedral interpolation.
+///
+/// Frames are written in place when their buffer is not shared, else copied once into a pool buffer.
+///
+/// ```swift
+/// let fused = FusedColorProcessor([sepiaTransform, tintTransform], slices: SliceRunner(threads: 1))
+/// let format = try fused.configure(for: FrameFormat(pixelFormat: .i420, width: 1280, height: 720))
+/// ```
+final class FusedColorProcessor: VideoProcessor {
+    let run: [ColorTransform]
+    let slices: SliceRunner
+    private var kernel: (any ColorKernel)?
+    private var pool: BufferPool?
+
+    init(_ run: [ColorTransform], slices: SliceRunner) {
+        self.run = run
+        self.slices = slices
+    }
+
+    /// The whole run on one R'G'B' value, clamped to 0…1 after each transform (as separate filters would).
+    static func evaluate(_ run: [ColorTransform], _ rgb: SIMD3<Float>) -> SIMD3<Float> {
+        var value = rgb.clampedToUnit
+        for transform in run { value = transform.apply(value).clampedToUnit }
+        return value
+    }
+
+    /// The name of the kernel in use (for benchmarks and tests).
+    var kernelName: String { kernel.map { String(describing: type(of: $0)) } ?? "none" }
+
+    func configure(for input: FrameFormat) throws -> FrameFormat {
+        kernel = FusedColorProcessor.chooseKernel(for: run, format: input)
+        pool = BufferPool(format: input.pixelFormat, width: input.width, height: input.height, capacity: 2)
+        return input
+    }
+
+    func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
+        var frame = frame
+        guard let kernel else { return frame }
+        let (width, height, slices) = (frame.width, frame.height, self.slices)
+        frame.withMutablePlanes(pool: pool) { planes in
+            kernel.apply(to: planes, width: width, height: height, slices: slices)
+        }
+        return frame
+    }
+
+    func release() {
+        kernel = nil
+        pool = nil
+    }
+
+    static func chooseKernel(for run: [ColorTransform], format: FrameFormat) -> any ColorKernel {
+        let coding = YUVCoding(format.color)
+        let evaluate: @Sendable (SIMD3<Float>) -> SIMD3<Float> = { FusedColorProcessor.evaluate(run, $0) }
+        switch format.pixelFormat {
+        case .gray8:
+            let weights = coding.weights
+            let map = (0..<256).map { code in
+                UInt8((weights.luma(evaluate(SIMD3(repeating: Float(code) / 255))) * 255).rounded().clamped(0, 255))
+            }
+            return LumaTableKernel(map: map, fillsChroma: false, chromaInterleaved: false)
+        case .i420, .nv12:
+            let interleaved = format.pixelFormat == .nv12
+            if let (curve, removesChroma) = lumaOnly(run) {
+                let map = curve.map { curve in
+                    (0..<256).map { code -> UInt8 in
+                        let luma = ((Float(code) - coding.lumaOffset) / coding.lumaScale).clamped(0, 1)
+                        let out = curve(luma).clamped(0, 1) * coding.lumaScale + coding.lumaOffset
+                        return UInt8(out.rounded().clamped(0, 255))
+                    }
+                }
+                return LumaTableKernel(map: map, fillsChroma: removesChroma, chromaInterleaved: interleaved)
+            }
+            if run.count == 1, case .affine(let matrix) = run[0].kind {
+                return AffineYUVKernel(matrix: matrix, coding: coding, chromaInterleaved: interleaved)
+            }
+            return YUVTableKernel(coding: coding, chromaInterleaved: interleaved, evaluate: evaluate)
+        case .rgba, .bgra:
+            let gridSize = run.compactMap(\.gridSize).max().map(RGBTableKernel.gridSize(for:)) ?? 33
+            return RGBTableKernel(size: gridSize, redOffset: format.pixelFormat == .rgba ? 0 : 2, evaluate: evaluate)
+        }
+    }
+
+    /// The composed luma curve (nil = luma unchanged) and whether chroma is removed, when every transform of
+    /// the run is a luma-only one; nil otherwise.
+    static func lumaOnly(_ run: [ColorTransform]) -> ((@Sendable (Float) -> Float)?, Bool)? {
+        var curves: [@Sendable (Float) -> Float] = []
+        var removesChroma = false
+        for transform in run {
+            guard case .luma(let curve, let removes) = transform.kind else { return nil }
+            if let curve { curves.append(curve) }
+            removesChroma = removesChroma || removes
+        }
+        if curves.isEmpty { return (nil, removesChroma) }
+        let steps = curves
+        let composed: @Sendable (Float) -> Float = { luma in steps.reduce(luma) { $1($0).clamped(0, 1) } }
+        return (composed, removesChroma)
+    }
+}
+
+/// One fused pass over a frame's planes, chosen at configure time.
+protocol ColorKernel: AnyObject {
+    func apply(to planes: [Plane], width: Int, height: Int, slices: SliceRunner)
+}

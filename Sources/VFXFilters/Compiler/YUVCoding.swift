@@ -1,0 +1,53 @@
+import VFXCore
+
+/// 8-bit Y'CbCr codes ↔ gamma-encoded R'G'B' in 0…1 for one matrix and range (the formulas of BT.601/BT.709:
+/// `R = Y + 2(1−Kr)·Pr`, `B = Y + 2(1−Kb)·Pb`, `G = (Y − Kr·R − Kb·B)/Kg`).
+///
+/// ```swift
+/// let coding = YUVCoding(.bt709)
+/// let rgb = coding.rgb(y: 235, u: 128, v: 128)   // (1, 1, 1)
+/// ```
+struct YUVCoding: Sendable {
+    let weights: LumaWeights
+    /// Luma code = `lumaOffset + lumaScale · Y'`; chroma code = 128 + `chromaScale` · Pb (or Pr).
+    let lumaScale: Float
+    let lumaOffset: Float
+    let chromaScale: Float
+    /// R = Y' + `redFromPr`·Pr, B = Y' + `blueFromPb`·Pb.
+    let redFromPr: Float
+    let blueFromPb: Float
+
+    init(_ color: ColorDescription) {
+        weights = LumaWeights(color.matrix)
+        switch color.range {
+        case .limited: (lumaScale, lumaOffset, chromaScale) = (219, 16, 224)
+        case .full: (lumaScale, lumaOffset, chromaScale) = (255, 0, 255)
+        }
+        redFromPr = 2 * (1 - weights.red)
+        blueFromPb = 2 * (1 - weights.blue)
+    }
+
+    /// R'G'B' (not clamped) of the codes.
+    @inlinable func rgb(y: Float, u: Float, v: Float) -> SIMD3<Float> {
+        let luma = (y - lumaOffset) / lumaScale
+        let pb = (u - 128) / chromaScale
+        let pr = (v - 128) / chromaScale
+        let red = luma + redFromPr * pr
+        let blue = luma + blueFromPb * pb
+        let green = (luma - weights.red * red - weights.blue * blue) / weights.green
+        return SIMD3(red, green, blue)
+    }
+
+    /// Codes (not rounded, not clamped) of an R'G'B' value.
+    @inlinable func codes(_ rgb: SIMD3<Float>) -> SIMD3<Float> {
+        let luma = weights.luma(rgb)
+        let pb = (rgb.z - luma) / blueFromPb
+        let pr = (rgb.x - luma) / redFromPr
+        return SIMD3(lumaOffset + lumaScale * luma, 128 + chromaScale * pb, 128 + chromaScale * pr)
+    }
+}
+
+extension SIMD3 where Scalar == Float {
+    /// Each component clamped to 0…1.
+    @inlinable var clampedToUnit: SIMD3<Float> { pointwiseMin(pointwiseMax(self, .zero), .one) }
+}

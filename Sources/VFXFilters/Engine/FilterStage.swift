@@ -1,0 +1,179 @@
+import VFXCore
+import VFXPipeline
+
+/// What a filter becomes once its parameters and the frame format are known: the compiler's input.
+///
+/// - `.color`: a point-wise function on gamma-encoded RGB in 0…1. The compiler fuses every run of
+///   consecutive `.color` stages into one pass in the frame's own pixel format (a 3D table for YUV or RGB, a
+///   256-entry luma table when the run only bends luma, a chroma fill when it only removes chroma, an exact
+///   vector kernel for a lone affine transform). Write the function, not the kernel.
+/// - `.processor`: anything else (spatial, geometric). It is a `VideoProcessor` the compiler configures for the
+///   format reaching it (it may return another format: crop, scale, rotate) and then calls once per frame.
+///   Make its output buffers from a `BufferPool` in `configure` (no allocation per frame) and split work with
+///   `context.slices` (one slice on the calling thread when the chain runs with one thread).
+///
+/// A spatial filter, written against this interface:
+///
+/// ```swift
+/// extension FilterSpec {
+///     static let boxBlur = FilterSpec(
+///         name: "box-blur", summary: "Averages a square around each pixel.", coreImage: "CIBoxBlur",
+///         parameters: [ParameterSpec("radius", .number(0...200, unit: "px"), default: 10, "half the square's side")],
+///         example: "box-blur:radius=4", swift: "FilterDescription(\"box-blur\", [\"radius\": .number(4)])",
+///         ffmpeg: { "boxblur=\(Int($0.number("radius")))" }
+///     ) { arguments, context in
+///         .processor(BoxBlurProcessor(radius: arguments.number("radius"), slices: context.slices))
+///     }
+/// }
+///
+/// final class BoxBlurProcessor: VideoProcessor {
+///     private var pool: BufferPool?
+///     func configure(for input: FrameFormat) throws -> FrameFormat {
+///         pool = BufferPool(format: input.pixelFormat, width: input.width, height: input.height)
+///         return input
+///     }
+///     func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
+///         let output = frame.makeSibling(pool: pool)
+///         for (source, target) in zip(frame.planes, output.planes) {
+///             slices.run(rows: source.height) { rows in /* blur rows of source into target */ }
+///         }
+///         return output
+///     }
+/// }
+/// ```
+public enum FilterStage {
+    /// A point-wise color transform (fused with its neighbours).
+    case color(ColorTransform)
+    /// A stage that sees whole frames (spatial or geometric filters).
+    case processor(any VideoProcessor)
+}
+
+/// Luma weights (Kr, Kg, Kb) of a YUV matrix: `Y' = Kr·R' + Kg·G' + Kb·B'` on gamma-encoded values.
+public struct LumaWeights: Sendable, Hashable {
+    public let red: Float
+    public let green: Float
+    public let blue: Float
+
+    public init(_ matrix: ColorDescription.Matrix) {
+        let (kr, kb) = matrix.weights
+        red = kr
+        blue = kb
+        green = 1 - kr - kb
+    }
+
+    /// The luma of a gamma-encoded RGB value.
+    @inlinable public func luma(_ rgb: SIMD3<Float>) -> Float { red * rgb.x + green * rgb.y + blue * rgb.z }
+
+    public var vector: SIMD3<Float> { SIMD3(red, green, blue) }
+}
+
+/// An affine map on gamma-encoded RGB: `out = matrix · rgb + offset`, rows are output channels.
+///
+/// ```swift
+/// let sepia = ColorMatrix(rows: (SIMD3(0.393, 0.769, 0.189), SIMD3(0.349, 0.686, 0.168), SIMD3(0.272, 0.534, 0.131)))
+/// ```
+public struct ColorMatrix: Sendable, Hashable {
+    public var red: SIMD3<Float>
+    public var green: SIMD3<Float>
+    public var blue: SIMD3<Float>
+    public var offset: SIMD3<Float>
+
+    public init(rows: (SIMD3<Float>, SIMD3<Float>, SIMD3<Float>), offset: SIMD3<Float> = .zero) {
+        (red, green, blue) = rows
+        self.offset = offset
+    }
+
+    public static let identity = ColorMatrix(rows: (SIMD3(1, 0, 0), SIMD3(0, 1, 0), SIMD3(0, 0, 1)))
+
+    @inlinable public func apply(_ rgb: SIMD3<Float>) -> SIMD3<Float> {
+        SIMD3((red * rgb).sum(), (green * rgb).sum(), (blue * rgb).sum()) + offset
+    }
+
+    /// `self` blended with the identity: `amount` 0 leaves colors alone, 1 is the full matrix.
+    public func blended(_ amount: Float) -> ColorMatrix {
+        let keep = 1 - amount
+        return ColorMatrix(rows: (red * amount + SIMD3(keep, 0, 0), green * amount + SIMD3(0, keep, 0),
+                                  blue * amount + SIMD3(0, 0, keep)), offset: offset * amount)
+    }
+}
+
+/// A point-wise color transform on gamma-encoded RGB in 0…1, plus what it leaves alone, so the compiler can
+/// pick the cheapest kernel. Results are clamped to 0…1 after each transform.
+///
+/// ```swift
+/// ColorTransform.rgb { rgb in 1 - rgb }                            // any function: fused into a 3D table
+/// ColorTransform.affine(ColorMatrix.identity.blended(0.5))         // a matrix: exact vector kernel when alone
+/// ColorTransform.lumaCurve(luma) { y in y * y }                   // only luma changes: 256-entry table on YUV
+/// ColorTransform.removingChroma(luma)                              // gray: YUV frames touch only chroma
+/// ```
+public struct ColorTransform: Sendable {
+    /// What the transform does, from the most specific (cheapest) to the most general.
+    public enum Kind: Sendable {
+        /// Any function of RGB.
+        case general
+        /// `clamp(matrix · rgb + offset)`.
+        case affine(ColorMatrix)
+        /// Luma (with the frame's weights) goes through the curve; chroma (R'−Y', B'−Y') is kept, or removed
+        /// when `removesChroma`.
+        case luma(curve: (@Sendable (Float) -> Float)?, removesChroma: Bool)
+    }
+
+    public let kind: Kind
+    /// The function itself on gamma-encoded RGB; the compiler clamps its result to 0…1.
+    public let apply: @Sendable (SIMD3<Float>) -> SIMD3<Float>
+    /// Nodes per axis of a 3D table that holds this transform exactly (a `.cube` file's size), if any: the
+    /// compiler then picks a table grid that contains these nodes.
+    public let gridSize: Int?
+
+    public init(kind: Kind, gridSize: Int? = nil, apply: @escaping @Sendable (SIMD3<Float>) -> SIMD3<Float>) {
+        self.kind = kind
+        self.gridSize = gridSize
+        self.apply = apply
+    }
+
+    /// Any point-wise function of RGB.
+    public static func rgb(_ function: @escaping @Sendable (SIMD3<Float>) -> SIMD3<Float>) -> ColorTransform {
+        ColorTransform(kind: .general, apply: function)
+    }
+
+    public static func affine(_ matrix: ColorMatrix) -> ColorTransform {
+        ColorTransform(kind: .affine(matrix)) { matrix.apply($0) }
+    }
+
+    /// Luma through `curve`, chroma kept: `rgb + (curve(Y') − Y')`.
+    public static func lumaCurve(_ weights: LumaWeights, _ curve: @escaping @Sendable (Float) -> Float) -> ColorTransform {
+        ColorTransform(kind: .luma(curve: curve, removesChroma: false)) { rgb in
+            let y = weights.luma(rgb)
+            return rgb + (curve(y) - y)
+        }
+    }
+
+    /// Gray of the same luma (optionally through `curve`): chroma removed.
+    public static func removingChroma(_ weights: LumaWeights, curve: (@Sendable (Float) -> Float)? = nil) -> ColorTransform {
+        ColorTransform(kind: .luma(curve: curve, removesChroma: true)) { rgb in
+            let y = weights.luma(rgb)
+            return SIMD3(repeating: curve?(y) ?? y)
+        }
+    }
+}
+
+extension ColorMatrix {
+    /// The affine map that `function` is, read off from its values at black and the three primaries.
+    /// (Only meaningful when `function` is affine: mixes, channel matrices, chroma rotations.)
+    public init(fitting function: (SIMD3<Float>) -> SIMD3<Float>) {
+        let origin = function(.zero)
+        let columns = [SIMD3<Float>(1, 0, 0), SIMD3(0, 1, 0), SIMD3(0, 0, 1)].map { function($0) - origin }
+        self.init(rows: (SIMD3(columns[0].x, columns[1].x, columns[2].x),
+                         SIMD3(columns[0].y, columns[1].y, columns[2].y),
+                         SIMD3(columns[0].z, columns[1].z, columns[2].z)), offset: origin)
+    }
+
+    /// The nine coefficients as FFmpeg's `colorchannelmixer` takes them (its offsets are zero), or nil when
+    /// the matrix has an offset.
+    public var ffmpegChannelMixer: String? {
+        guard offset == .zero else { return nil }
+        let values = [red, green, blue].flatMap { [$0.x, $0.y, $0.z] }
+        let names = ["rr", "rg", "rb", "gr", "gg", "gb", "br", "bg", "bb"]
+        return "colorchannelmixer=" + zip(names, values).map { "\($0)=\(String(format: "%.6g", $1))" }.joined(separator: ":")
+    }
+}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # VFXNeural against LiteRT with XNNPACK, side by side: every model in models/, same machine, same run,
-# the two runtimes interleaved model by model so that both see the same load on a shared machine.
+# the two runtimes interleaved model by model (which one goes first alternates by round) so that both see
+# the same load on a shared machine.
 #
 #   scripts/bench-neural.sh [--runs N] [--rounds N] [--threads N] [--output FILE]
 #
@@ -11,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-RUNS=100 ROUNDS=3 THREADS=1 OUTPUT=docs/performance-neural-vs-litert.md
+RUNS=50 ROUNDS=5 THREADS=1 OUTPUT=docs/performance-neural-vs-litert.md
 while (($#)); do
     case $1 in
         --runs) RUNS=$2; shift 2 ;;
@@ -31,14 +32,21 @@ VFX=$(swift build -c release --show-bin-path)/vfx
 
 MODELS=(face_detection_short_range face_detection_full_range_sparse face_landmark selfie_segmentation
         selfie_segmentation_landscape palm_detection_lite hand_landmark_lite)
+bench_ours() { "$VFX" bench --model "models/$1.tflite" --threads "$THREADS" --runs "$RUNS" --json; }
+bench_litert() {
+    "$PYTHON" scripts/reference/litert_bench.py "models/$1.tflite" --threads "$THREADS" --runs "$RUNS" 2>/dev/null
+}
 RESULTS=$(mktemp)
 trap 'rm -f "$RESULTS"' EXIT
 for round in $(seq 1 "$ROUNDS"); do
     for model in "${MODELS[@]}"; do
         say "round $round/$ROUNDS: $model"
-        ours=$("$VFX" bench --model "models/$model.tflite" --threads "$THREADS" --runs "$RUNS" --json)
-        theirs=$("$PYTHON" scripts/reference/litert_bench.py "models/$model.tflite" --threads "$THREADS" \
-                 --runs "$RUNS" 2>/dev/null)
+        # Which runtime goes first alternates from round to round.
+        if ((round % 2)); then
+            ours=$(bench_ours "$model"); theirs=$(bench_litert "$model")
+        else
+            theirs=$(bench_litert "$model"); ours=$(bench_ours "$model")
+        fi
         printf '{"side": "ours", "round": %d, "result": %s}\n{"side": "litert", "round": %d, "result": %s}\n' \
             "$round" "$ours" "$round" "$theirs" >> "$RESULTS"
     done

@@ -45,8 +45,9 @@ final class MatrixMultiplyLayer: Layer {
         self.kernels = kernels
         self.input = input; self.output = output
         self.rows = rows; self.depth = depth; self.columns = columns
-        self.weights = AlignedFloats(packGEMMWeights(weights, columns: columns, depth: depth, width: kernels.gemmWidth))
-        self.bias = AlignedFloats(padBias(bias, width: kernels.gemmWidth))
+        let layout = kernels.gemmLayout(columns: columns)
+        self.weights = AlignedFloats(packGEMMWeights(weights, columns: columns, depth: depth, layout: layout))
+        self.bias = AlignedFloats(padBias(bias, layout: layout))
         self.activation = activation
     }
 
@@ -77,9 +78,9 @@ final class ConvolutionLayer: Layer {
         self.input = input; self.output = output; self.scratch = scratch
         self.geometry = geometry
         let depth = geometry.kernelHeight * geometry.kernelWidth * geometry.inputChannels
-        self.weights = AlignedFloats(packGEMMWeights(weights, columns: geometry.outputChannels, depth: depth,
-                                                     width: kernels.gemmWidth))
-        self.bias = AlignedFloats(padBias(bias, width: kernels.gemmWidth))
+        let layout = kernels.gemmLayout(columns: geometry.outputChannels)
+        self.weights = AlignedFloats(packGEMMWeights(weights, columns: geometry.outputChannels, depth: depth, layout: layout))
+        self.bias = AlignedFloats(padBias(bias, layout: layout))
         self.activation = activation
     }
 
@@ -105,7 +106,7 @@ final class DepthwiseConvolutionLayer: Layer {
         self.geometry = geometry
         self.weights = AlignedFloats(packDepthwiseWeights(weights, taps: geometry.kernelHeight * geometry.kernelWidth,
                                                           channels: geometry.inputChannels))
-        self.bias = AlignedFloats(padBias(bias, width: 16))
+        self.bias = AlignedFloats(bias + [Float](repeating: 0, count: (16 - bias.count % 16) % 16))
         self.activation = activation
     }
 
@@ -145,8 +146,9 @@ final class TransposeConvolutionLayer: Layer {
                 for i in 0..<inC { columns[((t * outC + o) * inC) + i] = weights[(o * taps + t) * inC + i] }
             }
         }
-        self.weights = AlignedFloats(packGEMMWeights(columns, columns: taps * outC, depth: inC, width: kernels.gemmWidth))
-        zeros = AlignedFloats(count: (taps * outC + kernels.gemmWidth - 1) / kernels.gemmWidth * kernels.gemmWidth)
+        let layout = kernels.gemmLayout(columns: taps * outC)
+        self.weights = AlignedFloats(packGEMMWeights(columns, columns: taps * outC, depth: inC, layout: layout))
+        zeros = AlignedFloats(count: layout.paddedColumns)
         self.bias = bias
     }
 

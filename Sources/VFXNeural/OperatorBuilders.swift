@@ -374,6 +374,9 @@ extension ProgramBuilder {
             items.append(ArenaItem(id: -1 - index, count: step.scratch, first: index, last: index))
         }
         let (offsets, size) = planArena(items)
+        guard size <= TFLiteFile.maximumElements * 2 else {
+            throw ModelError("the intermediate tensors need \(size * 4 / 1_048_576) MiB, more than the 512 MiB allowed")
+        }
         let arena = AlignedFloats(count: size + 64)
         for (tensor, values) in state.arenaConstants {
             for (index, value) in values.enumerated() { arena.pointer[(offsets[tensor] ?? 0) + index] = value }

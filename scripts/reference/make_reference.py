@@ -8,10 +8,10 @@ Two parts, each run with the Python of its own virtual environment (see setup-ve
 
 `litert` writes, for every model in models/, OUT_DIR/<model>/input_0.npy (the input tensor),
 OUT_DIR/<model>/output_<index>_<tensor name>.npy (LiteRT's outputs, in the model's output order) and
-OUT_DIR/<model>/manifest.json; the same for a second picture in OUT_DIR/<model>/camera/; and
-OUT_DIR/manifest.json listing the models. The inputs are real
-pictures: a photo and frames of the sample clips, decoded by the ffmpeg command, cropped, resized with
-bilinear sampling (pixel centres at +0.5, as MediaPipe's ImageToTensorCalculator does on the CPU),
+OUT_DIR/<model>/manifest.json (with the operator counts, parameters and multiply-adds read from the
+file); the same for a second picture in OUT_DIR/<model>/camera/; and OUT_DIR/manifest.json listing the
+models. The inputs are real pictures: photos and frames of the sample clips, decoded by the ffmpeg
+command, cropped, resized with bilinear sampling (pixel centres at +0.5, as MediaPipe's ImageToTensorCalculator does on the CPU),
 letterboxed where MediaPipe keeps the aspect ratio (padding is black before normalisation), and scaled
 to the range MediaPipe feeds each model: [-1, 1] for the face detectors, [0, 1] for the others.
 

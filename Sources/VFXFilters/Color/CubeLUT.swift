@@ -67,6 +67,22 @@ public struct CubeFile: Sendable {
         try self.init(parsing: text, path: path)
     }
 
+    /// The text of a 3D `.cube` file that samples `function` at `size`³ nodes (red fastest).
+    public static func text(size: Int, title: String = "VideoFX", _ function: (SIMD3<Float>) -> SIMD3<Float>) -> String {
+        var lines = ["TITLE \"\(title)\"", "LUT_3D_SIZE \(size)"]
+        lines.reserveCapacity(size * size * size + 2)
+        let step = 1 / Float(size - 1)
+        for b in 0..<size {
+            for g in 0..<size {
+                for r in 0..<size {
+                    let value = function(SIMD3(Float(r), Float(g), Float(b)) * step).clampedToUnit
+                    lines.append(String(format: "%.6f %.6f %.6f", value.x, value.y, value.z))
+                }
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
     /// Parses the text of a `.cube` file (`path` names it in errors).
     public init(parsing text: String, path: String) throws {
         func fail(_ line: Int, _ reason: String) -> FilterError { .badFile(filter: "lut", path: path, line: line, reason: reason) }

@@ -26,7 +26,7 @@ extension FilterSpec {
     ) { arguments, _ in
         let cube = try CubeFile(contentsOf: arguments.text("file"))
         let amount = arguments.float("intensity")
-        return .color(ColorTransform(kind: .general, gridSize: cube.size) { rgb in
+        return .color(ColorTransform(kind: cube.dimensions == 1 ? .perChannel : .general, gridSize: cube.size) { rgb in
             rgb + (cube.apply(rgb) - rgb) * amount
         })
     }

@@ -90,7 +90,7 @@ public struct CubeFile: Sendable {
         var dimensions = 0, size = 0
         var domainMin = SIMD3<Float>(0, 0, 0), domainMax = SIMD3<Float>(1, 1, 1)
         var values: [SIMD3<Float>] = []
-        var lineNumber = 0
+        var lineNumber = 0, lastValueLine = 0
         func numbers(_ words: ArraySlice<Substring>, count: Int, line: Int, what: String) throws -> [Float] {
             guard words.count == count else { throw fail(line, "\(what) needs \(count) numbers, found \(words.count)") }
             return try words.map { word in
@@ -107,6 +107,7 @@ public struct CubeFile: Sendable {
                 guard dimensions > 0 else { throw fail(lineNumber, "table values before LUT_1D_SIZE or LUT_3D_SIZE") }
                 let entry = try numbers(words[...], count: 3, line: lineNumber, what: "a table entry")
                 values.append(SIMD3(entry[0], entry[1], entry[2]))
+                lastValueLine = lineNumber
                 continue
             }
             guard values.isEmpty else { throw fail(lineNumber, "keyword '\(first)' after the table values") }
@@ -138,7 +139,7 @@ public struct CubeFile: Sendable {
         guard dimensions > 0 else { throw fail(0, "no LUT_1D_SIZE or LUT_3D_SIZE") }
         let expected = dimensions == 3 ? size * size * size : size
         guard values.count == expected else {
-            throw fail(lineNumber, "the table has \(values.count) entries, LUT_\(dimensions)D_SIZE \(size) needs \(expected)")
+            throw fail(max(lastValueLine, 1), "the table has \(values.count) entries, LUT_\(dimensions)D_SIZE \(size) needs \(expected)")
         }
         guard all(domainMax .> domainMin) else { throw fail(0, "DOMAIN_MAX must be above DOMAIN_MIN in every channel") }
         self.title = title

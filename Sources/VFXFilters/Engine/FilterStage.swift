@@ -158,11 +158,11 @@ public struct ColorTransform: Sendable {
         }
     }
 
-    /// Luma through `curve`, chroma kept: `rgb + (curve(Y') − Y')`.
+    /// Luma through `curve` (its result clamped to 0…1), chroma kept: `rgb + (clamp(curve(Y')) − Y')`.
     public static func lumaCurve(_ weights: LumaWeights, _ curve: @escaping @Sendable (Float) -> Float) -> ColorTransform {
         ColorTransform(kind: .luma(curve: curve, removesChroma: false)) { rgb in
             let y = weights.luma(rgb)
-            return rgb + (curve(y) - y)
+            return rgb + (curve(y).clamped(0, 1) - y)
         }
     }
 
@@ -170,7 +170,7 @@ public struct ColorTransform: Sendable {
     public static func removingChroma(_ weights: LumaWeights, curve: (@Sendable (Float) -> Float)? = nil) -> ColorTransform {
         ColorTransform(kind: .luma(curve: curve, removesChroma: true)) { rgb in
             let y = weights.luma(rgb)
-            return SIMD3(repeating: curve?(y) ?? y)
+            return SIMD3(repeating: (curve?(y) ?? y).clamped(0, 1))
         }
     }
 }

@@ -18,6 +18,8 @@ public enum FilterRegistry {
         .colorMatrix, .channelSwap,
         // Lookup tables (Color/CubeLUT.swift)
         .lut,
+        // Spatial filters (Spatial/*.swift)
+        .gaussianBlur, .boxBlur, .unsharpMask, .bloom, .gloom, .sharpen, .edges, .emboss, .median, .vignette, .pixellate,
     ]
 
     private static let byName: [String: FilterSpec] = Dictionary(builtIns.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })

@@ -1,0 +1,200 @@
+import Foundation
+import VFXCore
+
+/// Runs source → processor → sink with decoding, processing and encoding on separate threads joined by
+/// bounded queues. It never drops a frame (only a processor's nil drops one); an error in any stage stops
+/// the others, cancels the sink (nothing half-written stays) and is rethrown.
+///
+/// ```swift
+/// let runner = OfflineRunner(source: reader, processor: chain)
+/// let outputFormat = try runner.prepare()          // configure the chain; size the writer with this
+/// let stats = try runner.run(into: writer) { progress in print(progress.framesWritten) }
+/// print(stats.process)   // process 2.10 ms/frame (p50 …)
+/// ```
+public final class OfflineRunner {
+    let source: any FrameSource
+    let processor: (any VideoProcessor)?
+    let queueDepth: Int
+    private var outputFormat: FrameFormat?
+
+    /// `queueDepth` frames may wait between two stages (memory: about 2 × depth frames in flight).
+    public init(source: any FrameSource, processor: (any VideoProcessor)?, queueDepth: Int = 4) {
+        self.source = source
+        self.processor = processor
+        self.queueDepth = queueDepth
+    }
+
+    /// Configures the processor for the source's format and returns the format of the frames it will emit.
+    @discardableResult
+    public func prepare() throws -> FrameFormat {
+        if let outputFormat { return outputFormat }
+        let format = try processor?.configure(for: source.format) ?? source.format
+        outputFormat = format
+        return format
+    }
+
+    /// Runs to the end of the source (preparing first if needed) and finishes the sink.
+    /// `progress` is called on the calling thread after each written frame.
+    public func run(into sink: any FrameSink, progress: ((RunProgress) -> Void)? = nil) throws -> RunStatistics {
+        let start = DispatchTime.now()
+        do {
+            try prepare()
+            let stats = try runThreads(sink: sink, start: start, progress: progress)
+            processor?.release()
+            outputFormat = nil
+            return stats
+        } catch {
+            processor?.release()
+            outputFormat = nil
+            sink.cancel()
+            throw error
+        }
+    }
+
+    private func runThreads(sink: any FrameSink, start: DispatchTime, progress: ((RunProgress) -> Void)?) throws -> RunStatistics {
+        let decoded = BoundedQueue<VideoFrame>(capacity: queueDepth)
+        let processed = BoundedQueue<VideoFrame>(capacity: queueDepth)
+        let state = RunState()
+        let stages = Stages(source: source, processor: processor)
+        let expected = source.expectedFrameCount
+
+        let decodeThread = Thread {
+            var timing = StageTiming(name: "decode")
+            do {
+                while true {
+                    let t0 = DispatchTime.now()
+                    guard let frame = try stages.source.nextFrame() else { break }
+                    timing.record(seconds: seconds(since: t0))
+                    if !decoded.push(frame) { break }
+                }
+            } catch {
+                state.fail(error)
+                processed.cancel()
+            }
+            decoded.close()
+            state.finishDecode(timing)
+        }
+        let processThread = Thread {
+            var timing = StageTiming(name: "process")
+            var dropped = 0
+            do {
+                while let frame = decoded.pop() {
+                    let t0 = DispatchTime.now()
+                    let output = try stages.processor.map { try $0.process(frame) } ?? frame
+                    timing.record(seconds: seconds(since: t0))
+                    if let output {
+                        if !processed.push(output) { break }
+                    } else {
+                        dropped += 1
+                    }
+                }
+            } catch {
+                state.fail(error)
+                decoded.cancel()
+            }
+            processed.close()
+            state.finishProcess(timing, dropped: dropped)
+        }
+        decodeThread.name = "vfx.decode"
+        processThread.name = "vfx.process"
+        decodeThread.start()
+        processThread.start()
+
+        // Encoding runs on the calling thread.
+        var encodeTiming = StageTiming(name: "encode")
+        var written = 0
+        do {
+            while let frame = processed.pop() {
+                let t0 = DispatchTime.now()
+                try sink.write(frame)
+                encodeTiming.record(seconds: seconds(since: t0))
+                written += 1
+                progress?(RunProgress(framesWritten: written, expectedFrames: expected, elapsedSeconds: seconds(since: start)))
+            }
+        } catch {
+            state.fail(error)
+            decoded.cancel()
+            processed.cancel()
+        }
+        state.waitForThreads()
+        if let error = state.error { throw error }
+        let t0 = DispatchTime.now()
+        try sink.finish()
+        encodeTiming.record(seconds: seconds(since: t0))
+
+        var stats = state.statistics
+        stats.framesWritten = written
+        stats.encode = encodeTiming
+        stats.wallSeconds = seconds(since: start)
+        return stats
+    }
+}
+
+/// Seconds elapsed since `start`.
+func seconds(since start: DispatchTime) -> Double {
+    Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+}
+
+/// The source and processor as handed to the decode and process threads.
+private final class Stages: @unchecked Sendable {
+    // Sendable: `source` is used only by the decode thread and `processor` only by the process thread,
+    // and `runThreads` waits for both threads before anyone else touches them again.
+    let source: any FrameSource
+    let processor: (any VideoProcessor)?
+
+    init(source: any FrameSource, processor: (any VideoProcessor)?) {
+        self.source = source
+        self.processor = processor
+    }
+}
+
+/// What the worker threads report back, behind a lock.
+private final class RunState: @unchecked Sendable {
+    // Sendable: every stored property is read and written only while holding `condition`.
+    private let condition = NSCondition()
+    private var firstError: (any Error)?
+    private var running = 2
+    private var stats = RunStatistics()
+
+    func fail(_ error: any Error) {
+        condition.lock()
+        if firstError == nil { firstError = error }
+        condition.unlock()
+    }
+
+    func finishDecode(_ timing: StageTiming) {
+        condition.lock()
+        stats.decode = timing
+        stats.framesRead = timing.samples.count
+        running -= 1
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func finishProcess(_ timing: StageTiming, dropped: Int) {
+        condition.lock()
+        stats.process = timing
+        stats.framesDropped = dropped
+        running -= 1
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func waitForThreads() {
+        condition.lock()
+        while running > 0 { condition.wait() }
+        condition.unlock()
+    }
+
+    var error: (any Error)? {
+        condition.lock()
+        defer { condition.unlock() }
+        return firstError
+    }
+
+    var statistics: RunStatistics {
+        condition.lock()
+        defer { condition.unlock() }
+        return stats
+    }
+}

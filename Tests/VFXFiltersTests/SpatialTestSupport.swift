@@ -1,0 +1,115 @@
+import Foundation
+import VFXCore
+import VFXFilters
+import VFXPipeline
+
+/// Images and exact references shared by the spatial and geometry tests.
+enum SpatialFixtures {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// Decodes `media/<name>` with the ffmpeg command into tightly packed bytes of `pixelFormat`
+    /// (an FFmpeg name: gray, rgba, yuv420p, nv12), optionally scaled to `size`.
+    static func decode(_ name: String, pixelFormat: String, size: (Int, Int)? = nil) throws -> [UInt8] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        var arguments = ["-v", "error", "-nostdin", "-i", root.appendingPathComponent("media/\(name)").path, "-frames:v", "1"]
+        if let size { arguments += ["-vf", "scale=\(size.0):\(size.1):flags=bicubic"] }
+        arguments += ["-f", "rawvideo", "-pix_fmt", pixelFormat, "-"]
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0, !data.isEmpty else {
+            throw Failure(description: "ffmpeg could not decode media/\(name)")
+        }
+        return [UInt8](data)
+    }
+
+    /// `chain` run on `frame` through the public chain API (`threads` slices).
+    static func apply(_ chain: String, to frame: VideoFrame, threads: Int = 2) throws -> VideoFrame {
+        let processor = try FilterChain(parsing: chain).makeProcessor(threads: threads)
+        _ = try processor.configure(for: FrameFormat(of: frame))
+        guard let output = try processor.process(frame) else { throw Failure(description: "\(chain) dropped the frame") }
+        return output
+    }
+
+    /// A frame holding tightly packed `bytes` (plane after plane, FFmpeg's rawvideo layout).
+    static func frame(_ bytes: [UInt8], format: PixelFormat, width: Int, height: Int) -> VideoFrame {
+        var frame = VideoFrame(format: format, width: width, height: height)
+        var offset = 0
+        frame.withMutablePlanes { planes in
+            for plane in planes {
+                let rowBytes = plane.width * plane.bytesPerPixel
+                for y in 0..<plane.height {
+                    for i in 0..<rowBytes { plane.row(y)[i] = bytes[offset + i] }
+                    offset += rowBytes
+                }
+            }
+        }
+        return frame
+    }
+
+    /// The visible bytes of plane `index` as a `[[UInt8]]` (rows of `width * bytesPerPixel`). Takes the
+    /// frame, not a `Plane`, so that the frame's memory stays alive while it is read.
+    static func rows(_ frame: VideoFrame, _ index: Int) -> [[UInt8]] {
+        withExtendedLifetime(frame) {
+            let plane = frame.plane(index)
+            return (0..<plane.height).map { y in Array(UnsafeBufferPointer(start: plane.row(y), count: plane.width * plane.bytesPerPixel)) }
+        }
+    }
+
+    /// A separable convolution in Double with clamped (repeated-border) edges: each channel of each row,
+    /// then each column, with `weights` centred (odd count). The reference for the blurs.
+    static func convolve(_ rows: [[Double]], channels: Int, weights: [Double]) -> [[Double]] {
+        let radius = weights.count / 2
+        let height = rows.count, width = rows[0].count / channels
+        var horizontal = rows
+        for y in 0..<height {
+            for x in 0..<width {
+                for c in 0..<channels {
+                    var sum = 0.0
+                    for k in -radius...radius {
+                        sum += weights[k + radius] * rows[y][min(max(x + k, 0), width - 1) * channels + c]
+                    }
+                    horizontal[y][x * channels + c] = sum
+                }
+            }
+        }
+        var result = horizontal
+        for y in 0..<height {
+            for i in 0..<(width * channels) {
+                var sum = 0.0
+                for k in -radius...radius { sum += weights[k + radius] * horizontal[min(max(y + k, 0), height - 1)][i] }
+                result[y][i] = sum
+            }
+        }
+        return result
+    }
+
+    /// Normalized Gaussian weights of standard deviation `sigma`, truncated at `ceil(5σ)`.
+    static func gaussianWeights(sigma: Double) -> [Double] {
+        let radius = Int((5 * sigma).rounded(.up))
+        let raw = (-radius...radius).map { exp(-Double($0 * $0) / (2 * sigma * sigma)) }
+        let total = raw.reduce(0, +)
+        return raw.map { $0 / total }
+    }
+
+    /// PSNR in dB between two images of bytes or values on the 0…255 scale.
+    static func psnr(_ a: [[Double]], _ b: [[Double]]) -> Double {
+        var sum = 0.0, count = 0
+        for (rowA, rowB) in zip(a, b) {
+            for (x, y) in zip(rowA, rowB) { sum += (x - y) * (x - y); count += 1 }
+        }
+        return sum == 0 ? .infinity : 10 * log10(255 * 255 / (sum / Double(count)))
+    }
+
+    static func doubles(_ rows: [[UInt8]]) -> [[Double]] { rows.map { $0.map(Double.init) } }
+}

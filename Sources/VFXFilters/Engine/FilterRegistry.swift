@@ -10,6 +10,8 @@ public enum FilterRegistry {
         .sepia, .mono, .thermal, .xRay, .invert, .falseColor, .colorMonochrome, .tint,
         // Spatial filters (Spatial/*.swift)
         .gaussianBlur, .boxBlur, .unsharpMask, .bloom, .gloom, .sharpen, .edges, .emboss, .median, .vignette, .pixellate,
+        // Geometry (Geometry/*.swift)
+        .crop, .scale, .flip, .rotate,
     ]
 
     private static let byName: [String: FilterSpec] = Dictionary(builtIns.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })

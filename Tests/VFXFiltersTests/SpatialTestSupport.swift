@@ -111,5 +111,19 @@ enum SpatialFixtures {
         return sum == 0 ? .infinity : 10 * log10(255 * 255 / (sum / Double(count)))
     }
 
+    /// The photo as one plane of `format` (gray8 or rgba), 512×512.
+    static func photo(_ format: PixelFormat) throws -> VideoFrame {
+        let name = format == .rgba ? "rgba" : format == .gray8 ? "gray" : format == .nv12 ? "nv12" : "yuv420p"
+        return frame(try decode("astronaut.png", pixelFormat: name), format: format, width: 512, height: 512)
+    }
+
+    /// Largest absolute difference between two images.
+    static func maxDifference(_ a: [[Double]], _ b: [[Double]]) -> Double {
+        zip(a, b).map { zip($0, $1).map { abs($0 - $1) }.max() ?? 0 }.max() ?? 0
+    }
+
+    /// `value` rounded half up and clamped to a byte, as the kernels store.
+    static func byte(_ value: Double) -> Double { min(max((value).rounded(), 0), 255) }
+
     static func doubles(_ rows: [[UInt8]]) -> [[Double]] { rows.map { $0.map(Double.init) } }
 }

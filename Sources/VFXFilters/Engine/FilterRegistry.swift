@@ -9,7 +9,7 @@ public enum FilterRegistry {
         // Tone effects (Color/ToneEffects.swift)
         .sepia, .mono, .thermal, .xRay, .invert, .falseColor, .colorMonochrome, .tint,
         // Spatial filters (Spatial/*.swift)
-        .gaussianBlur, .boxBlur, .unsharpMask, .bloom, .gloom, .sharpen, .edges, .emboss, .median, .vignette, .pixellate,
+        .gaussianBlur, .boxBlur, .motionBlur, .zoomBlur, .unsharpMask, .bloom, .gloom, .sharpen, .edges, .emboss, .median, .vignette, .pixellate,
         // Geometry (Geometry/*.swift)
         .crop, .scale, .flip, .rotate,
     ]

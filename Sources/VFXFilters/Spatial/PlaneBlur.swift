@@ -30,7 +30,7 @@ struct StoreBlurred: BlurredRowWriter {
 /// conversions of the standard library run element by element).
 @inline(__always)
 func storeBytes(_ values: SIMD16<Float>, to pointer: UnsafeMutablePointer<UInt8>, count: Int) {
-    let clamped = values.replacing(with: 0, where: values .< 0).replacing(with: 255, where: values .> 255)
+    let clamped = lanewiseMin(lanewiseMax(values, SIMD16(repeating: 0)), SIMD16(repeating: 255))
     let bits = unsafeBitCast(clamped + 12_582_912, to: SIMD16<UInt32>.self)
     let bytes = SIMD16<UInt8>(truncatingIfNeeded: bits)
     if count == 16 {

@@ -134,7 +134,7 @@ struct VignettePlane: @unchecked Sendable {
                 }
                 let count = min(16, samples - index)
                 let distance = (loadFloats(dx2.baseAddress! + index) + dy2).squareRoot()
-                let t = pointwiseMin(pointwiseMax((distance - radius) * inverseSpan, SIMD16(repeating: 0)), SIMD16(repeating: 1))
+                let t = lanewiseMin(lanewiseMax((distance - radius) * inverseSpan, SIMD16(repeating: 0)), SIMD16(repeating: 1))
                 let factor = 1 - intensity * t * t * (3 - 2 * t) * levels.colorLanes
                 let value = loadBytes(row + index, count: count)
                 storeBytes(levels.black + (value - levels.black) * factor, to: row + index, count: count)

@@ -12,6 +12,16 @@ let baselineCPU: [SwiftSetting] = [
 let baselineCPU: [SwiftSetting] = []
 #endif
 
+/// The AVX-512 variants of the neural kernels (module VFXNeuralAVX512): the generic kernels specialized
+/// for Skylake-AVX512 and later, chosen at run time only on CPUs that have it (see docs/neural.md).
+#if arch(x86_64)
+let avx512Kernels: [SwiftSetting] = [
+    .unsafeFlags(["-target-cpu", "skylake-avx512", "-Ounchecked"], .when(configuration: .release)),
+]
+#else
+let avx512Kernels: [SwiftSetting] = []
+#endif
+
 /// Settings for every Swift module: Swift 6 language mode (strict concurrency) plus the baseline CPU.
 let common: [SwiftSetting] = baselineCPU
 
@@ -37,7 +47,11 @@ let package = Package(
         .target(name: "VFXMedia", dependencies: ["VFXCore", "VFXPipeline", "CFFmpeg"], swiftSettings: common),
         .target(name: "VFXPipeline", dependencies: ["VFXCore"], swiftSettings: common),
         .target(name: "VFXFilters", dependencies: ["VFXCore", "VFXPipeline"], swiftSettings: kernels),
-        .target(name: "VFXNeural", swiftSettings: kernels),
+        .target(name: "CVFXCPU"),
+        .target(name: "VFXNeuralKernels", swiftSettings: kernels),
+        .target(name: "VFXNeuralAVX512", dependencies: ["VFXNeuralKernels"], swiftSettings: avx512Kernels),
+        .target(name: "VFXNeural", dependencies: ["VFXNeuralKernels", "VFXNeuralAVX512", "CVFXCPU"],
+                swiftSettings: kernels),
         .target(name: "VFXBench", dependencies: ["VFXCore", "VFXMedia", "VFXPipeline", "VFXFilters", "VFXNeural"],
                 swiftSettings: common),
         .executableTarget(name: "vfx", dependencies: ["VFXCore", "VFXMedia", "VFXPipeline", "VFXFilters", "VFXNeural",
@@ -48,8 +62,9 @@ let package = Package(
         .testTarget(name: "VFXMediaTests", dependencies: ["VFXCore", "VFXMedia"], swiftSettings: common),
         .testTarget(name: "VFXPipelineTests", dependencies: ["VFXCore", "VFXPipeline", "VFXMedia"], swiftSettings: common),
         .testTarget(name: "VFXFiltersTests", dependencies: ["VFXCore", "VFXFilters", "VFXMedia"], swiftSettings: common),
-        .testTarget(name: "VFXNeuralTests", dependencies: ["VFXNeural"], swiftSettings: common),
-        .testTarget(name: "vfxTests", dependencies: ["vfx"], swiftSettings: common),
+        .testTarget(name: "VFXNeuralTests", dependencies: ["VFXNeural", "VFXNeuralKernels", "VFXNeuralAVX512", "CVFXCPU"],
+                    swiftSettings: common),
+        .testTarget(name: "vfxTests", dependencies: ["vfx", "VFXNeural"], swiftSettings: common),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -98,6 +98,11 @@ enum Terminal {
         vfx_write_stderr(message + "\n")
     }
 
+    /// Writes `text` to standard error as it is (no newline).
+    static func write(_ text: String) {
+        vfx_write_stderr(text)
+    }
+
     /// True when standard error is a terminal (progress bars are drawn only then).
     static var isInteractive: Bool { vfx_stderr_is_terminal() != 0 }
 }

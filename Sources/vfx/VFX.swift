@@ -18,7 +18,11 @@ enum VFX {
         """
 
     static let commands: [String: @Sendable (inout Arguments) throws -> Void] = [
-        "version": { _ in print("vfx 0.1") },
+        "apply": ApplyCommand.run,
+        "filters": FiltersCommand.run,
+        "model": ModelCommand.run,
+        "bench": BenchCommand.run,
+        "demo": DemoCommand.run,
     ]
 
     static func main() {

@@ -57,9 +57,8 @@ final class AffineYUVKernel: ColorKernel {
         let chromaWidth = (width + 1) / 2
         let (gain, fromCb, fromCr, constant) = (lumaGain, self.fromCb, self.fromCr, self.constant)
         let weights = coding.weights
-        let outScale = coding.lumaScale, outOffset = coding.lumaOffset + 0.5
+        let outScale = coding.lumaScale, outOffset = coding.lumaOffset
         let toCb = coding.chromaScale / coding.blueFromPb, toCr = coding.chromaScale / coding.redFromPr
-        let zero = SIMD16<Float>(repeating: 0), one = SIMD16<Float>(repeating: 1)
         slices.run(rows: (height + 1) / 2) { chromaRows in
             for cy in chromaRows {
                 let rowCount = 2 * cy + 1 < height ? 2 : 1
@@ -70,41 +69,38 @@ final class AffineYUVKernel: ColorKernel {
                     bottom[width] = bottom[width - 1]
                 }
                 let cbRow = cbPlane.row(cy), crRow = crPlane.row(cy)
-                let meanScale = SIMD8<Float>(repeating: 1 / Float(2 * rowCount))
+                let meanScale = 1 / Float(2 * rowCount)
                 var cx = 0
                 while cx < chromaWidth {
+                    // Even and odd luma columns are kept apart, so each lines up with its block's chroma lane.
                     let (cb, cr) = Layout.load(cbRow, crRow, at: cx)
-                    let k = (constant.x + cb * fromCb.x + cr * fromCr.x,
-                             constant.y + cb * fromCb.y + cr * fromCr.y,
-                             constant.z + cb * fromCb.z + cr * fromCr.z)
-                    var kR = SIMD16<Float>(), kG = SIMD16<Float>(), kB = SIMD16<Float>()
-                    kR.evenHalf = k.0; kR.oddHalf = k.0
-                    kG.evenHalf = k.1; kG.oddHalf = k.1
-                    kB.evenHalf = k.2; kB.oddHalf = k.2
-                    var sumR = SIMD16<Float>(), sumG = SIMD16<Float>(), sumB = SIMD16<Float>()
+                    let kR = SIMD8(repeating: constant.x).addingProduct(cb, fromCb.x).addingProduct(cr, fromCr.x)
+                    let kG = SIMD8(repeating: constant.y).addingProduct(cb, fromCb.y).addingProduct(cr, fromCr.y)
+                    let kB = SIMD8(repeating: constant.z).addingProduct(cb, fromCb.z).addingProduct(cr, fromCr.z)
+                    var sumR = SIMD8<Float>(), sumG = SIMD8<Float>(), sumB = SIMD8<Float>()
                     for index in 0..<rowCount {
                         let pointer = (index == 0 ? top : bottom) + 2 * cx
-                        let y = SIMD16<Float>(UnsafeRawPointer(pointer).loadUnaligned(as: SIMD16<UInt8>.self))
-                        let r = pointwiseMin(pointwiseMax(y * gain.x + kR, zero), one)
-                        let g = pointwiseMin(pointwiseMax(y * gain.y + kG, zero), one)
-                        let b = pointwiseMin(pointwiseMax(y * gain.z + kB, zero), one)
-                        let out = (r * weights.red + g * weights.green + b * weights.blue) * outScale + outOffset
-                        UnsafeMutableRawPointer(pointer).storeBytes(
-                            of: SIMD16<UInt8>(truncatingIfNeeded: SIMD16<Int32>(out, rounding: .towardZero)),
-                            as: SIMD16<UInt8>.self)
-                        sumR += r
-                        sumG += g
-                        sumB += b
+                        let (even, odd) = evenAndOddBytes(pointer)
+                        var output = (SIMD8<Float>(), SIMD8<Float>())
+                        for parity in 0..<2 {
+                            let y = parity == 0 ? even : odd
+                            let r = kR.addingProduct(y, gain.x).clampedToUnit
+                            let g = kG.addingProduct(y, gain.y).clampedToUnit
+                            let b = kB.addingProduct(y, gain.z).clampedToUnit
+                            let luma = (r * (weights.red * outScale)).addingProduct(g, weights.green * outScale)
+                                .addingProduct(b, weights.blue * outScale) + outOffset
+                            if parity == 0 { output.0 = luma } else { output.1 = luma }
+                            sumR += r
+                            sumG += g
+                            sumB += b
+                        }
+                        storeInterleaved(roundedBytes(output.0), roundedBytes(output.1), at: pointer)
                     }
-                    let r = (sumR.evenHalf + sumR.oddHalf) * meanScale
-                    let g = (sumG.evenHalf + sumG.oddHalf) * meanScale
-                    let b = (sumB.evenHalf + sumB.oddHalf) * meanScale
-                    let y = r * weights.red + g * weights.green + b * weights.blue
-                    let outCb = (b - y) * toCb + 128.5
-                    let outCr = (r - y) * toCr + 128.5
-                    Layout.store(SIMD8<UInt8>(truncatingIfNeeded: SIMD8<Int32>(outCb, rounding: .towardZero)),
-                                 SIMD8<UInt8>(truncatingIfNeeded: SIMD8<Int32>(outCr, rounding: .towardZero)),
-                                 cbRow, crRow, at: cx)
+                    let r = sumR * meanScale, g = sumG * meanScale, b = sumB * meanScale
+                    let y = (r * weights.red).addingProduct(g, weights.green).addingProduct(b, weights.blue)
+                    let outCb = ((b - y) * toCb) + 128
+                    let outCr = ((r - y) * toCr) + 128
+                    Layout.store(roundedBytes(outCb), roundedBytes(outCr), cbRow, crRow, at: cx)
                     cx += 8
                 }
             }
@@ -112,9 +108,31 @@ final class AffineYUVKernel: ColorKernel {
     }
 }
 
+/// 16 bytes as floats of the even and of the odd positions.
+@inline(__always) func evenAndOddBytes(_ pointer: UnsafePointer<UInt8>) -> (SIMD8<Float>, SIMD8<Float>) {
+    let bytes = UnsafeRawPointer(pointer).loadUnaligned(as: SIMD16<UInt8>.self)
+    var even = SIMD8<Float>(), odd = SIMD8<Float>()
+    for lane in 0..<8 {
+        even[lane] = Float(bytes[2 * lane])
+        odd[lane] = Float(bytes[2 * lane + 1])
+    }
+    return (even, odd)
+}
+
+/// Writes `even` and `odd` interleaved as 16 bytes.
+@inline(__always) func storeInterleaved(_ even: SIMD8<UInt8>, _ odd: SIMD8<UInt8>, at pointer: UnsafeMutablePointer<UInt8>) {
+    var bytes = SIMD16<UInt8>()
+    for lane in 0..<8 {
+        bytes[2 * lane] = even[lane]
+        bytes[2 * lane + 1] = odd[lane]
+    }
+    UnsafeMutableRawPointer(pointer).storeBytes(of: bytes, as: SIMD16<UInt8>.self)
+}
+
 /// How 8 chroma pairs are read and written: I420 keeps Cb and Cr in two planes, NV12 interleaves them.
 /// Chunks may run past the plane's width into its row padding (rows are padded to 64 bytes).
 protocol ChromaLayout {
+    /// Cb and Cr of 8 blocks from `x`.
     static func load(_ cbRow: UnsafeMutablePointer<UInt8>, _ crRow: UnsafeMutablePointer<UInt8>, at x: Int)
         -> (SIMD8<Float>, SIMD8<Float>)
     static func store(_ cb: SIMD8<UInt8>, _ cr: SIMD8<UInt8>, _ cbRow: UnsafeMutablePointer<UInt8>,
@@ -125,8 +143,7 @@ enum SeparateChroma: ChromaLayout {
     @inline(__always)
     static func load(_ cbRow: UnsafeMutablePointer<UInt8>, _ crRow: UnsafeMutablePointer<UInt8>, at x: Int)
         -> (SIMD8<Float>, SIMD8<Float>) {
-        (SIMD8<Float>(UnsafeRawPointer(cbRow + x).loadUnaligned(as: SIMD8<UInt8>.self)),
-         SIMD8<Float>(UnsafeRawPointer(crRow + x).loadUnaligned(as: SIMD8<UInt8>.self)))
+        (SIMD8<Float>(bytesAt: cbRow + x), SIMD8<Float>(bytesAt: crRow + x))
     }
 
     @inline(__always)
@@ -141,16 +158,12 @@ enum InterleavedChroma: ChromaLayout {
     @inline(__always)
     static func load(_ cbRow: UnsafeMutablePointer<UInt8>, _ crRow: UnsafeMutablePointer<UInt8>, at x: Int)
         -> (SIMD8<Float>, SIMD8<Float>) {
-        let pairs = UnsafeRawPointer(cbRow + 2 * x).loadUnaligned(as: SIMD16<UInt8>.self)
-        return (SIMD8<Float>(pairs.evenHalf), SIMD8<Float>(pairs.oddHalf))
+        evenAndOddBytes(cbRow + 2 * x)
     }
 
     @inline(__always)
     static func store(_ cb: SIMD8<UInt8>, _ cr: SIMD8<UInt8>, _ cbRow: UnsafeMutablePointer<UInt8>,
                       _ crRow: UnsafeMutablePointer<UInt8>, at x: Int) {
-        var pairs = SIMD16<UInt8>()
-        pairs.evenHalf = cb
-        pairs.oddHalf = cr
-        UnsafeMutableRawPointer(cbRow + 2 * x).storeBytes(of: pairs, as: SIMD16<UInt8>.self)
+        storeInterleaved(cb, cr, at: cbRow + 2 * x)
     }
 }

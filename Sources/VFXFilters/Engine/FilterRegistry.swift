@@ -8,6 +8,16 @@ public enum FilterRegistry {
     public static let builtIns: [FilterSpec] = [
         // Tone effects (Color/ToneEffects.swift)
         .sepia, .mono, .thermal, .xRay, .invert, .falseColor, .colorMonochrome, .tint,
+        // Photo effects (Color/PhotoEffects.swift)
+        .photoChrome, .photoFade, .photoInstant, .photoNoir, .photoProcess, .photoTonal, .photoTransfer,
+        // Adjustments (Color/Adjustments.swift)
+        .colorControls, .brightness, .exposure, .gamma, .hue, .vibrance, .whiteBalance, .temperature,
+        // Levels and curves (Color/LevelsAndCurves.swift)
+        .posterize, .threshold, .solarize, .levels, .lumaGamma, .colorClamp,
+        // Matrices (Color/Matrices.swift)
+        .colorMatrix, .channelSwap,
+        // Lookup tables (Color/CubeLUT.swift)
+        .lut,
         // Spatial filters (Spatial/*.swift)
         .gaussianBlur, .boxBlur, .motionBlur, .zoomBlur, .unsharpMask, .bloom, .gloom, .sharpen, .edges, .emboss, .median, .vignette, .pixellate,
         // Geometry (Geometry/*.swift)

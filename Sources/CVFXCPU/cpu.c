@@ -1,0 +1,11 @@
+#include "vfx_cpu.h"
+
+int vfx_cpu_has_avx512(void) {
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
+        && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+#else
+    return 0;
+#endif
+}

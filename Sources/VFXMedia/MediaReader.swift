@@ -1,0 +1,112 @@
+import Foundation
+import VFXCore
+import VFXPipeline
+
+/// What `MediaReader` needs from a way of reading frames.
+protocol FrameReading: AnyObject {
+    var format: FrameFormat { get }
+    var expectedFrameCount: Int? { get }
+    func nextFrame() throws -> VideoFrame?
+}
+
+/// Reads the video frames of a file: any container FFmpeg opens (mp4, mkv, webm, mov, avi…), y4m (own fast
+/// reader, also on standard input as `-`), and still images (PNG, JPEG: one frame).
+///
+/// Frames come in the nearest VideoFX pixel format (I420 for 4:2:0 video, RGBA for PNG, I420 full range
+/// for JPEG…), from a buffer pool, with timestamps, durations, rotation and color from the stream.
+///
+/// ```swift
+/// let reader = try MediaReader(path: "media/bikes.mp4")
+/// print(reader.format, reader.expectedFrameCount ?? 0)      // i420 640x272 bt601/limited, 250
+/// while let frame = try reader.nextFrame() { … }
+/// ```
+///
+/// A reader is used by one thread at a time (it may be handed from one thread to another).
+public final class MediaReader: FrameSource {
+    /// The path given to `init` (`-` for standard input).
+    public let path: String
+    /// FFmpeg's name for the container (`mov,mp4,m4a,3gp,3g2,mj2`, `matroska,webm`, `png_pipe`,
+    /// `yuv4mpegpipe`…).
+    public let containerName: String
+    /// The length of the video stream, when the container says.
+    public let duration: MediaTime?
+    /// True when the file has an audio stream (a `MediaWriter` given this reader keeps it).
+    public let hasAudio: Bool
+    private let reader: any FrameReading
+    private let decoder: LibavDecoder?
+
+    /// Opens `path` and reads the stream headers (for FFmpeg's containers also the first frame, so a
+    /// broken file fails here). `threads` is the video decoder's thread count (0: FFmpeg's choice).
+    public init(path: String, threads: Int = 0) throws {
+        self.path = path
+        if path == "-" {
+            let input = FileInput(descriptor: 0, name: "standard input", ownsDescriptor: false)
+            let y4m = try Y4MFrameReader(input: input, fileSize: nil)
+            reader = y4m
+            decoder = nil
+            containerName = "yuv4mpegpipe"
+            duration = nil
+            hasAudio = false
+            return
+        }
+        let size = try MediaReader.checkInput(path)
+        if try MediaReader.startsWithY4MSignature(path) {
+            let descriptor = open(path, O_RDONLY)
+            guard descriptor >= 0 else {
+                throw MediaError.unreadable(path: path, reason: String(cString: strerror(errno)))
+            }
+            let y4m = try Y4MFrameReader(input: FileInput(descriptor: descriptor, name: path, ownsDescriptor: true), fileSize: size)
+            reader = y4m
+            decoder = nil
+            containerName = "yuv4mpegpipe"
+            duration = y4m.expectedFrameCount.map {
+                MediaTime(value: Int64($0) * Int64(y4m.header.frameRate.denominator),
+                          timescale: Int32(y4m.header.frameRate.numerator))
+            }
+            hasAudio = false
+            return
+        }
+        let libav = try LibavFrameReader(url: path, name: path, threads: threads)
+        reader = libav
+        decoder = libav.decoder
+        containerName = libav.decoder.containerName
+        duration = libav.decoder.duration
+        hasAudio = libav.decoder.hasAudio
+    }
+
+    /// Pixel format, size, color and frame rate of the frames (no frame rate for still images).
+    public var format: FrameFormat { reader.format }
+
+    /// The number of frames the container declares (or its duration implies); nil when unknown (pipes).
+    public var expectedFrameCount: Int? { reader.expectedFrameCount }
+
+    /// The next frame, nil at the end. Throws `MediaError.truncated` or `.corrupt` when the file breaks
+    /// off or cannot be decoded mid-stream.
+    public func nextFrame() throws -> VideoFrame? { try reader.nextFrame() }
+
+    /// Hands the audio track to a writer; nil without audio or after the first `nextFrame`.
+    func attachAudio() -> AudioTrack? { decoder?.attachAudio() }
+
+    /// Checks that `path` is a readable, non-empty file and returns its size.
+    private static func checkInput(_ path: String) throws -> Int {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            if errno == ENOENT || errno == ENOTDIR { throw MediaError.missingFile(path: path) }
+            throw MediaError.unreadable(path: path, reason: String(cString: strerror(errno)))
+        }
+        if info.st_mode & S_IFMT == S_IFDIR { throw MediaError.unreadable(path: path, reason: "it is a folder") }
+        if info.st_mode & S_IFMT == S_IFREG && info.st_size == 0 { throw MediaError.emptyFile(path: path) }
+        guard access(path, R_OK) == 0 else {
+            throw MediaError.unreadable(path: path, reason: String(cString: strerror(errno)))
+        }
+        return Int(info.st_size)
+    }
+
+    /// True when the file begins with `YUV4MPEG2` (y4m is recognized by its bytes, not its name).
+    private static func startsWithY4MSignature(_ path: String) throws -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        let head = try handle.read(upToCount: 9) ?? Data()
+        return head == Data("YUV4MPEG2".utf8)
+    }
+}

@@ -1,0 +1,201 @@
+/// Matrix multiply C = clamp(A·B + bias) for 1×1 convolutions and fully connected layers, with B
+/// (the weights) packed once at load time into column panels.
+///
+/// A is row-major `rows × depth` (one row per output pixel, stride `lda`), B is packed by
+/// `packGEMMWeights` into panels of `Tile.width` columns, each panel `depth × width` contiguous, and C is
+/// row-major `rows × columns` (stride `ldc`). A register tile of `Tile.rows × Tile.width` accumulators is
+/// kept in SIMD registers over the whole depth.
+///
+/// ```swift
+/// let packed = packGEMMWeights(weights, columns: n, depth: k, width: GEMMTile6x16.width)
+/// gemm(GEMMTile6x16.self, arguments)
+/// ```
+public struct GEMMArguments {
+    public var a: UnsafePointer<Float>
+    public var lda: Int
+    public var rows: Int
+    public var depth: Int
+    public var packed: UnsafePointer<Float>
+    public var columns: Int
+    /// Bias padded with zeros to a whole number of panels.
+    public var bias: UnsafePointer<Float>
+    public var c: UnsafeMutablePointer<Float>
+    public var ldc: Int
+    public var lower: Float
+    public var upper: Float
+
+    @inlinable
+    public init(a: UnsafePointer<Float>, lda: Int, rows: Int, depth: Int, packed: UnsafePointer<Float>, columns: Int,
+                bias: UnsafePointer<Float>, c: UnsafeMutablePointer<Float>, ldc: Int, lower: Float, upper: Float) {
+        self.a = a; self.lda = lda; self.rows = rows; self.depth = depth; self.packed = packed
+        self.columns = columns; self.bias = bias; self.c = c; self.ldc = ldc; self.lower = lower; self.upper = upper
+    }
+}
+
+/// A register tile shape for `gemm`: `rows` rows of A against one `width`-column panel of B.
+public protocol GEMMTile {
+    static var rows: Int { get }
+    static var width: Int { get }
+    /// Computes `rows` full rows starting at `a`, `c` for the panel at `b` (`columns` ≤ width valid).
+    static func block(a: UnsafePointer<Float>, lda: Int, depth: Int, b: UnsafePointer<Float>, bias: UnsafePointer<Float>,
+                      c: UnsafeMutablePointer<Float>, ldc: Int, columns: Int, lower: Float, upper: Float)
+    /// Computes a single row (for the rows left over after the last whole block).
+    static func row(a: UnsafePointer<Float>, depth: Int, b: UnsafePointer<Float>, bias: UnsafePointer<Float>,
+                    c: UnsafeMutablePointer<Float>, columns: Int, lower: Float, upper: Float)
+}
+
+/// Runs the whole multiply with one tile shape: row blocks outside (their A rows stay in L1), panels inside.
+@inlinable
+public func gemm<Tile: GEMMTile>(_ tile: Tile.Type, _ p: GEMMArguments) {
+    let width = Tile.width
+    let panelStride = p.depth * width
+    var row = 0
+    while row + Tile.rows <= p.rows {
+        var column = 0
+        while column < p.columns {
+            Tile.block(a: p.a + row * p.lda, lda: p.lda, depth: p.depth, b: p.packed + (column / width) * panelStride,
+                       bias: p.bias + column, c: p.c + row * p.ldc + column, ldc: p.ldc,
+                       columns: min(width, p.columns - column), lower: p.lower, upper: p.upper)
+            column += width
+        }
+        row += Tile.rows
+    }
+    while row < p.rows {
+        var column = 0
+        while column < p.columns {
+            Tile.row(a: p.a + row * p.lda, depth: p.depth, b: p.packed + (column / width) * panelStride,
+                     bias: p.bias + column, c: p.c + row * p.ldc + column,
+                     columns: min(width, p.columns - column), lower: p.lower, upper: p.upper)
+            column += width
+        }
+        row += 1
+    }
+}
+
+/// Packs row-major weights `columns × depth` (output channel major, as TFLite stores conv and fully
+/// connected filters) into panels of `width` output channels: panel p holds, for each k, the weights of
+/// channels p·width ..< p·width + width, zero-padded past `columns`.
+public func packGEMMWeights(_ weights: [Float], columns: Int, depth: Int, width: Int) -> [Float] {
+    let panels = (columns + width - 1) / width
+    var packed = [Float](repeating: 0, count: panels * depth * width)
+    for column in 0..<columns {
+        let panel = column / width, lane = column % width
+        for k in 0..<depth {
+            packed[(panel * depth + k) * width + lane] = weights[column * depth + k]
+        }
+    }
+    return packed
+}
+
+/// Pads a bias vector with zeros to a whole number of `width`-wide panels.
+public func padBias(_ bias: [Float], width: Int) -> [Float] {
+    let padded = (bias.count + width - 1) / width * width
+    return bias + [Float](repeating: 0, count: padded - bias.count)
+}
+
+/// 6 rows × 16 columns: 6 SIMD16 accumulators, 12 of the 16 AVX2 registers (the baseline tile).
+public enum GEMMTile6x16: GEMMTile {
+    public static let rows = 6
+    public static let width = 16
+
+    @inlinable @inline(__always)
+    public static func block(a: UnsafePointer<Float>, lda: Int, depth: Int, b: UnsafePointer<Float>,
+                             bias: UnsafePointer<Float>, c: UnsafeMutablePointer<Float>, ldc: Int, columns: Int,
+                             lower: Float, upper: Float) {
+        typealias V = SIMD16<Float>
+        let initial = V(loadingFrom: bias)
+        var c0 = initial, c1 = initial, c2 = initial, c3 = initial, c4 = initial, c5 = initial
+        let a0 = a, a1 = a + lda, a2 = a + 2 * lda, a3 = a + 3 * lda, a4 = a + 4 * lda, a5 = a + 5 * lda
+        var bp = b
+        for k in 0..<depth {
+            let bv = V(loadingFrom: bp)
+            bp += 16
+            c0 = c0.addingProduct(V(repeating: a0[k]), bv)
+            c1 = c1.addingProduct(V(repeating: a1[k]), bv)
+            c2 = c2.addingProduct(V(repeating: a2[k]), bv)
+            c3 = c3.addingProduct(V(repeating: a3[k]), bv)
+            c4 = c4.addingProduct(V(repeating: a4[k]), bv)
+            c5 = c5.addingProduct(V(repeating: a5[k]), bv)
+        }
+        c0.clamped(lower, upper).store(to: c, count: columns)
+        c1.clamped(lower, upper).store(to: c + ldc, count: columns)
+        c2.clamped(lower, upper).store(to: c + 2 * ldc, count: columns)
+        c3.clamped(lower, upper).store(to: c + 3 * ldc, count: columns)
+        c4.clamped(lower, upper).store(to: c + 4 * ldc, count: columns)
+        c5.clamped(lower, upper).store(to: c + 5 * ldc, count: columns)
+    }
+
+    @inlinable @inline(__always)
+    public static func row(a: UnsafePointer<Float>, depth: Int, b: UnsafePointer<Float>, bias: UnsafePointer<Float>,
+                           c: UnsafeMutablePointer<Float>, columns: Int, lower: Float, upper: Float) {
+        typealias V = SIMD16<Float>
+        var c0 = V(loadingFrom: bias)
+        var bp = b
+        for k in 0..<depth {
+            c0 = c0.addingProduct(V(repeating: a[k]), V(loadingFrom: bp))
+            bp += 16
+        }
+        c0.clamped(lower, upper).store(to: c, count: columns)
+    }
+}
+
+/// 8 rows × 32 columns: 16 SIMD16 accumulators, half of the 32 AVX-512 registers (the AVX-512 tile).
+public enum GEMMTile8x32: GEMMTile {
+    public static let rows = 8
+    public static let width = 32
+
+    @inlinable @inline(__always)
+    public static func block(a: UnsafePointer<Float>, lda: Int, depth: Int, b: UnsafePointer<Float>,
+                             bias: UnsafePointer<Float>, c: UnsafeMutablePointer<Float>, ldc: Int, columns: Int,
+                             lower: Float, upper: Float) {
+        typealias V = SIMD16<Float>
+        let i0 = V(loadingFrom: bias), i1 = V(loadingFrom: bias + 16)
+        var c00 = i0, c01 = i1, c10 = i0, c11 = i1, c20 = i0, c21 = i1, c30 = i0, c31 = i1
+        var c40 = i0, c41 = i1, c50 = i0, c51 = i1, c60 = i0, c61 = i1, c70 = i0, c71 = i1
+        let a0 = a, a1 = a + lda, a2 = a + 2 * lda, a3 = a + 3 * lda
+        let a4 = a + 4 * lda, a5 = a + 5 * lda, a6 = a + 6 * lda, a7 = a + 7 * lda
+        var bp = b
+        for k in 0..<depth {
+            let b0 = V(loadingFrom: bp), b1 = V(loadingFrom: bp + 16)
+            bp += 32
+            var s = V(repeating: a0[k]); c00 = c00.addingProduct(s, b0); c01 = c01.addingProduct(s, b1)
+            s = V(repeating: a1[k]); c10 = c10.addingProduct(s, b0); c11 = c11.addingProduct(s, b1)
+            s = V(repeating: a2[k]); c20 = c20.addingProduct(s, b0); c21 = c21.addingProduct(s, b1)
+            s = V(repeating: a3[k]); c30 = c30.addingProduct(s, b0); c31 = c31.addingProduct(s, b1)
+            s = V(repeating: a4[k]); c40 = c40.addingProduct(s, b0); c41 = c41.addingProduct(s, b1)
+            s = V(repeating: a5[k]); c50 = c50.addingProduct(s, b0); c51 = c51.addingProduct(s, b1)
+            s = V(repeating: a6[k]); c60 = c60.addingProduct(s, b0); c61 = c61.addingProduct(s, b1)
+            s = V(repeating: a7[k]); c70 = c70.addingProduct(s, b0); c71 = c71.addingProduct(s, b1)
+        }
+        storePair(c00, c01, c, columns, lower, upper)
+        storePair(c10, c11, c + ldc, columns, lower, upper)
+        storePair(c20, c21, c + 2 * ldc, columns, lower, upper)
+        storePair(c30, c31, c + 3 * ldc, columns, lower, upper)
+        storePair(c40, c41, c + 4 * ldc, columns, lower, upper)
+        storePair(c50, c51, c + 5 * ldc, columns, lower, upper)
+        storePair(c60, c61, c + 6 * ldc, columns, lower, upper)
+        storePair(c70, c71, c + 7 * ldc, columns, lower, upper)
+    }
+
+    @inlinable @inline(__always)
+    public static func row(a: UnsafePointer<Float>, depth: Int, b: UnsafePointer<Float>, bias: UnsafePointer<Float>,
+                           c: UnsafeMutablePointer<Float>, columns: Int, lower: Float, upper: Float) {
+        typealias V = SIMD16<Float>
+        var c0 = V(loadingFrom: bias), c1 = V(loadingFrom: bias + 16)
+        var bp = b
+        for k in 0..<depth {
+            let s = V(repeating: a[k])
+            c0 = c0.addingProduct(s, V(loadingFrom: bp))
+            c1 = c1.addingProduct(s, V(loadingFrom: bp + 16))
+            bp += 32
+        }
+        storePair(c0, c1, c, columns, lower, upper)
+    }
+
+    @inlinable @inline(__always)
+    static func storePair(_ v0: SIMD16<Float>, _ v1: SIMD16<Float>, _ c: UnsafeMutablePointer<Float>, _ columns: Int,
+                          _ lower: Float, _ upper: Float) {
+        v0.clamped(lower, upper).store(to: c, count: columns)
+        if columns > 16 { v1.clamped(lower, upper).store(to: c + 16, count: columns - 16) }
+    }
+}

@@ -1,0 +1,31 @@
+/// The hot kernels compiled for one instruction set. `baselineKernels` is built for the package's baseline
+/// CPU; the `VFXNeuralAVX512` module builds the same generic kernels for AVX-512 and the interpreter picks
+/// one set at load time.
+///
+/// ```swift
+/// let kernels = baselineKernels
+/// let packed = packGEMMWeights(weights, columns: n, depth: k, width: kernels.gemmWidth)
+/// kernels.gemm(arguments)
+/// ```
+public struct KernelSet: Sendable {
+    public let name: String
+    /// Panel width the GEMM weights must be packed with (`packGEMMWeights(width:)`).
+    public let gemmWidth: Int
+    public let gemm: @Sendable (GEMMArguments) -> Void
+    public let convolution: @Sendable (ConvolutionArguments, UnsafeMutablePointer<Float>) -> Void
+    public let depthwise: @Sendable (ConvolutionArguments) -> Void
+
+    public init(name: String, gemmWidth: Int, gemm: @escaping @Sendable (GEMMArguments) -> Void,
+                convolution: @escaping @Sendable (ConvolutionArguments, UnsafeMutablePointer<Float>) -> Void,
+                depthwise: @escaping @Sendable (ConvolutionArguments) -> Void) {
+        self.name = name; self.gemmWidth = gemmWidth; self.gemm = gemm
+        self.convolution = convolution; self.depthwise = depthwise
+    }
+}
+
+/// The kernels built for the baseline CPU (Haswell on x86-64, the default on arm64): 6×16 GEMM tiles.
+public let baselineKernels = KernelSet(
+    name: "baseline", gemmWidth: GEMMTile6x16.width,
+    gemm: { gemm(GEMMTile6x16.self, $0) },
+    convolution: { convolution(GEMMTile6x16.self, $0, scratch: $1) },
+    depthwise: { depthwiseConvolution($0) })

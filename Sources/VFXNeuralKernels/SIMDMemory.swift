@@ -1,0 +1,70 @@
+/// Unaligned SIMD loads and stores on float pointers, the building blocks of every kernel.
+///
+/// ```swift
+/// let v = SIMD16<Float>(loadingFrom: pointer)
+/// v.store(to: output)
+/// ```
+extension SIMD where Scalar == Float {
+    @inlinable @inline(__always)
+    public init(loadingFrom pointer: UnsafePointer<Float>) {
+        self = UnsafeRawPointer(pointer).loadUnaligned(as: Self.self)
+    }
+
+    @inlinable @inline(__always)
+    public func store(to pointer: UnsafeMutablePointer<Float>) {
+        UnsafeMutableRawPointer(pointer).storeBytes(of: self, as: Self.self)
+    }
+
+    /// Stores the first `count` lanes only (for the last, partial block of a row).
+    @inlinable @inline(__always)
+    public func store(to pointer: UnsafeMutablePointer<Float>, count: Int) {
+        if count >= scalarCount {
+            store(to: pointer)
+        } else {
+            for lane in 0..<count { pointer[lane] = self[lane] }
+        }
+    }
+}
+
+/// The float vector operations the kernels use, implemented on the concrete SIMD types. Generic code
+/// over `SIMD` would pick the standard library's generic lane-by-lane versions of comparisons, min/max
+/// and `addingProduct`; through this protocol a specialized kernel reaches the concrete vector
+/// instructions instead.
+///
+/// ```swift
+/// func relu<V: FloatVector>(_ v: V) -> V { v.clamped(0, .infinity) }
+/// ```
+public protocol FloatVector: SIMD where Scalar == Float {
+    /// Clamps every lane to `lower...upper` (a fused activation: ReLU is 0...inf, ReLU6 is 0...6).
+    func clamped(_ lower: Float, _ upper: Float) -> Self
+    /// The lane-wise maximum.
+    func lanewiseMaximum(_ other: Self) -> Self
+    /// `self + a·b` with one rounding (fused multiply-add).
+    func multiplyAdd(_ a: Self, _ b: Self) -> Self
+}
+
+extension SIMD16: FloatVector where Scalar == Float {
+    @inlinable @inline(__always)
+    public func clamped(_ lower: Float, _ upper: Float) -> Self {
+        replacing(with: lower, where: self .< lower).replacing(with: upper, where: self .> upper)
+    }
+
+    @inlinable @inline(__always)
+    public func lanewiseMaximum(_ other: Self) -> Self { replacing(with: other, where: other .> self) }
+
+    @inlinable @inline(__always)
+    public func multiplyAdd(_ a: Self, _ b: Self) -> Self { addingProduct(a, b) }
+}
+
+extension SIMD8: FloatVector where Scalar == Float {
+    @inlinable @inline(__always)
+    public func clamped(_ lower: Float, _ upper: Float) -> Self {
+        replacing(with: lower, where: self .< lower).replacing(with: upper, where: self .> upper)
+    }
+
+    @inlinable @inline(__always)
+    public func lanewiseMaximum(_ other: Self) -> Self { replacing(with: other, where: other .> self) }
+
+    @inlinable @inline(__always)
+    public func multiplyAdd(_ a: Self, _ b: Self) -> Self { addingProduct(a, b) }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import Testing
+import VFXCore
+@testable import VFXMedia
+
+/// Every bad input or output gives the right `MediaError`, a one-line description naming the file, and
+/// leaves nothing in the output folder.
+@Suite struct MediaErrorTests {
+    /// Runs a read → write copy and returns the error it throws (nil when it succeeds).
+    static func copyError(_ input: String, to output: String) -> MediaError? {
+        do {
+            try MediaWriterTests.copy(input, to: output)
+            return nil
+        } catch let error as MediaError {
+            return error
+        } catch {
+            Issue.record("not a MediaError: \(error)")
+            return nil
+        }
+    }
+
+    static func expectOneLine(_ error: MediaError?, naming path: String) {
+        let text = error.map { "\($0)" } ?? ""
+        #expect(!text.contains("\n"))
+        #expect(text.hasPrefix(path + ": "))
+    }
+
+    @Test func missingFile() throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let input = folder.path("nothing.mp4")
+        let error = Self.copyError(input, to: folder.path("out.mp4"))
+        #expect(error == .missingFile(path: input))
+        Self.expectOneLine(error, naming: input)
+        #expect(folder.contents.isEmpty)
+    }
+
+    @Test func emptyFile() throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let input = folder.path("empty.mp4")
+        FileManager.default.createFile(atPath: input, contents: Data())
+        let error = Self.copyError(input, to: folder.path("out.mp4"))
+        #expect(error == .emptyFile(path: input))
+        #expect(folder.contents == ["empty.mp4"])
+    }
+
+    /// An mp4 cut before its index (moov at the end, as most cameras write) cannot be opened at all.
+    @Test func mp4WithoutItsIndex() throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let input = folder.path("cut.mp4")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: SampleMedia.path("bikes.mp4")))
+        try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: input))
+        let error = Self.copyError(input, to: folder.path("out.mp4"))
+        guard case .corrupt(path: input, _)? = error else {
+            Issue.record("expected corrupt, got \(String(describing: error))")
+            return
+        }
+        Self.expectOneLine(error, naming: input)
+        #expect(folder.contents == ["cut.mp4"])
+    }
+
+    /// An mp4 with its index first, cut in the middle of its frames: an error mid-stream, not a short
+    /// video (FFmpeg's CLI would write 227 of 250 frames here), and no output left.
+    @Test func mp4CutMidStream() throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let whole = folder.path("whole.mp4")
+        try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("bikes.mp4"), "-c", "copy", "-movflags", "+faststart", whole])
+        let input = folder.path("cut.mp4")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: whole))
+        try bytes.prefix(bytes.count * 6 / 10).write(to: URL(fileURLWithPath: input))
+        try FileManager.default.removeItem(atPath: whole)
+        let error = Self.copyError(input, to: folder.path("out.mp4"))
+        switch error {
+        case .truncated(path: input, _)?, .corrupt(path: input, _)?: break
+        default: Issue.record("expected truncated or corrupt, got \(String(describing: error))")
+        }
+        Self.expectOneLine(error, naming: input)
+        #expect(folder.contents == ["cut.mp4"])
+    }
+
+    /// y4m: a bad signature, a bad FRAME marker and a partial last frame.
+    @Test func brokenY4M() throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let good = try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("carphone_pristine.mp4"), "-frames:v", "3",
+                                           "-f", "yuv4mpegpipe", "-"])
+        let headerEnd = try #require(good.firstIndex(of: 10)) + 1
+        let frameBytes = 176 * 144 * 3 / 2
+
+        let partial = folder.path("partial.y4m")
+        try good.prefix(good.count - 100).write(to: URL(fileURLWithPath: partial))
+        let truncated = Self.copyError(partial, to: folder.path("out.y4m"))
+        #expect(truncated == .truncated(path: partial, reason: "frame 3 has \(frameBytes - 100) of \(frameBytes) bytes"))
+
+        let marker = folder.path("marker.y4m")
+        var badMarker = good
+        badMarker[headerEnd + 6 + frameBytes] = UInt8(ascii: "X")   // the second frame's "FRAME"
+        try badMarker.write(to: URL(fileURLWithPath: marker))
+        #expect(Self.copyError(marker, to: folder.path("out.y4m"))
+            == .corrupt(path: marker, reason: "frame 2 does not start with FRAME"))
+
+        let size = folder.path("size.y4m")
+        try Data("YUV4MPEG2 W0 H144 F25:1 C420jpeg\nFRAME\n".utf8).write(to: URL(fileURLWithPath: size))
+        guard case .corrupt(path: size, _)? = Self.copyError(size, to: folder.path("out.y4m")) else {
+            Issue.record("a zero width must be corrupt")
+            return
+        }
+        #expect(folder.contents == ["marker.y4m", "partial.y4m", "size.y4m"])
+    }
+
+    @Test func noVideoStream() throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let input = folder.path("audio.m4a")
+        try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("bigbuckbunny.mp4"), "-vn", "-c:a", "copy", input])
+        #expect(Self.copyError(input, to: folder.path("out.mp4")) == .noVideoStream(path: input))
+        #expect(folder.contents == ["audio.m4a"])
+    }
+
+    /// Output errors come from `init`, before anything is read or created.
+    @Test func badOutputs() throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let unknown = folder.path("out.xyz")
+        #expect(throws: MediaError.unknownOutputExtension(path: unknown)) { try MediaWriter(path: unknown) }
+        let noExtension = folder.path("out")
+        #expect(throws: MediaError.unknownOutputExtension(path: noExtension)) { try MediaWriter(path: noExtension) }
+        let missing = folder.path("missing/out.mp4")
+        #expect(throws: MediaError.missingOutputFolder(path: missing, folder: folder.path("missing"))) {
+            try MediaWriter(path: missing)
+        }
+        #expect(throws: MediaError.encoderUnavailable(path: "x.mp4", encoder: "libnothing")) {
+            try ContainerFrameWriter(url: folder.path(".x.mp4"), name: "x.mp4",
+                                     recipe: .init(muxer: "mp4", videoEncoders: ["libnothing"], audioEncoders: [], videoOptions: [:]),
+                                     frameRate: nil, audio: nil, threads: 0)
+        }
+        #expect(folder.contents.isEmpty)
+    }
+
+    /// Frames that do not fit: a second frame for an image, a size change in a video, odd sizes for H.264.
+    @Test func unsupportedFrames() throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let frame = VideoFrame(format: .i420, width: 64, height: 48)
+        let image = try MediaWriter(path: folder.path("one.png"))
+        try image.write(frame)
+        #expect(throws: MediaError.self) { try image.write(frame) }
+        image.cancel()
+        let video = try MediaWriter(path: folder.path("sizes.mp4"))
+        try video.write(frame)
+        #expect(throws: MediaError.self) { try video.write(VideoFrame(format: .i420, width: 32, height: 32)) }
+        video.cancel()
+        let odd = try MediaWriter(path: folder.path("odd.mp4"))
+        #expect(throws: MediaError.self) { try odd.write(VideoFrame(format: .i420, width: 33, height: 33)) }
+        odd.cancel()
+        #expect(folder.contents.isEmpty)
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import Testing
+import VFXCore
+@testable import VFXMedia
+
+/// Reading real clips, checked against FFmpeg's own command-line decode and ffprobe.
+@Suite struct MediaReaderTests {
+    /// Decoded pixels must equal `ffmpeg -f rawvideo -pix_fmt yuv420p` byte for byte: both use the same
+    /// libavcodec decoder, and I420 output is a plain copy of its planes (tolerance 0).
+    @Test(arguments: ["carphone_pristine.mp4", "bikes.mp4"])
+    func decodedPixelsEqualFFmpeg(name: String) throws {
+        let path = SampleMedia.path(name)
+        let reader = try MediaReader(path: path)
+        var bytes: [UInt8] = []
+        var count = 0
+        while let frame = try reader.nextFrame() {
+            #expect(frame.format == .i420)
+            bytes += frame.packedBytes
+            count += 1
+        }
+        let reference = try Tool.rawFrames(path)
+        #expect(count == reader.expectedFrameCount)
+        #expect(bytes.count == reference.count)
+        #expect(bytes == reference)
+    }
+
+    /// Format, frame count, duration and every timestamp as ffprobe reports them (timestamps exact: the
+    /// reader converts the stream's ticks without rounding; ffprobe prints 6 decimals).
+    @Test func metadataMatchesFFprobe() throws {
+        let path = SampleMedia.path("carphone_pristine.mp4")
+        let reader = try MediaReader(path: path)
+        let probe = try Tool.probe(path, stream: "v:0")
+        #expect(reader.format.width == 176 && reader.format.height == 144)
+        #expect(reader.format.frameRate == FrameRate(30000, 1001))
+        #expect(reader.expectedFrameCount == 120)
+        #expect(reader.containerName.contains("mp4"))
+        #expect(!reader.hasAudio)
+        let duration = try #require(reader.duration)
+        #expect(abs(duration.seconds - (Double(probe["duration"] ?? "") ?? 0)) < 1e-6)
+        var times: [Double] = []
+        while let frame = try reader.nextFrame() {
+            times.append(try #require(frame.timestamp).seconds)
+            #expect(frame.duration == FrameRate(30000, 1001).frameDuration)
+        }
+        let reference = try Tool.packetTimes(path, stream: "v:0")
+        #expect(times.count == reference.count)
+        for (ours, theirs) in zip(times, reference) { #expect(abs(ours - theirs) < 1e-5) }
+    }
+
+    @Test func audioIsReported() throws {
+        let reader = try MediaReader(path: SampleMedia.path("bigbuckbunny.mp4"))
+        #expect(reader.hasAudio)
+        #expect(reader.format.width == 1280 && reader.format.height == 720)
+        #expect(reader.format.color.matrix == .bt709)   // untagged HD: the usual BT.709 guess
+        #expect(reader.expectedFrameCount == 132)
+    }
+
+    /// A PNG is one RGBA frame whose RGB equals FFmpeg's rgb24 decode exactly (alpha opaque).
+    @Test func pngIsOneRGBAFrame() throws {
+        let path = SampleMedia.path("astronaut.png")
+        let reader = try MediaReader(path: path)
+        #expect(reader.format.pixelFormat == .rgba)
+        #expect(reader.format.width == 512 && reader.format.height == 512)
+        #expect(reader.expectedFrameCount == 1)
+        let frame = try #require(try reader.nextFrame())
+        #expect(try reader.nextFrame() == nil)
+        let reference = try Tool.rawFrames(path, pixelFormat: "rgba")
+        #expect(frame.packedBytes == reference)
+    }
+
+    /// A JPEG decodes to full-range I420 (FFmpeg's yuvj420p), equal to FFmpeg's decode.
+    @Test func jpegIsFullRangeI420() throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let jpeg = folder.path("astronaut.jpg")
+        try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("astronaut.png"), "-pix_fmt", "yuvj420p", jpeg])
+        let reader = try MediaReader(path: jpeg)
+        #expect(reader.format.pixelFormat == .i420)
+        #expect(reader.format.color.range == .full)
+        let frame = try #require(try reader.nextFrame())
+        #expect(frame.packedBytes == (try Tool.rawFrames(jpeg, pixelFormat: "yuvj420p")))
+    }
+
+    /// The display matrix becomes the frame's rotation, and a writer stores it again. ffprobe's `rotation`
+    /// is FFmpeg's counterclockwise angle of the display matrix; `Rotation` counts clockwise.
+    @Test func rotationComesFromTheDisplayMatrix() throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let rotated = folder.path("rotated.mp4")
+        try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("carphone_pristine.mp4"), "-c", "copy",
+                                "-metadata:s:v:0", "rotate=90", rotated])
+        let counterclockwise = try Tool.rotation(rotated)
+        #expect(counterclockwise != 0)
+        let reader = try MediaReader(path: rotated)
+        let frame = try #require(try reader.nextFrame())
+        #expect(frame.rotation.rawValue == (360 - counterclockwise) % 360)
+        let output = folder.path("again.mp4")
+        try MediaWriterTests.copy(rotated, to: output)
+        #expect(try Tool.rotation(output) == counterclockwise)
+    }
+
+    /// y4m written by FFmpeg, read by the own y4m reader: same bytes as FFmpeg's decode of the source.
+    @Test func y4mFileIsReadExactly() throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let source = SampleMedia.path("carphone_pristine.mp4")
+        let y4m = folder.path("clip.y4m")
+        try Tool.run("ffmpeg", ["-nostdin", "-i", source, "-f", "yuv4mpegpipe", y4m])
+        let reader = try MediaReader(path: y4m)
+        #expect(reader.containerName == "yuv4mpegpipe")
+        #expect(reader.expectedFrameCount == 120)
+        #expect(reader.format.frameRate == FrameRate(30000, 1001))
+        var bytes: [UInt8] = []
+        var last: MediaTime?
+        while let frame = try reader.nextFrame() {
+            bytes += frame.packedBytes
+            last = frame.timestamp
+        }
+        #expect(bytes == (try Tool.rawFrames(source)))
+        #expect(last == MediaTime(value: 119 * 1001, timescale: 30000))
+    }
+
+    /// The y4m reader on a pipe (what `-` reads from standard input): same frames, no frame count.
+    @Test func y4mPipeIsReadExactly() throws {
+        let source = SampleMedia.path("carphone_pristine.mp4")
+        let stream = try Tool.run("ffmpeg", ["-nostdin", "-i", source, "-f", "yuv4mpegpipe", "-"])
+        var descriptors: [Int32] = [0, 0]
+        #expect(pipe(&descriptors) == 0)
+        let writeEnd = descriptors[1]
+        let feeder = Thread {
+            stream.withUnsafeBytes { bytes in
+                var offset = 0
+                while offset < bytes.count {
+                    let written = write(writeEnd, bytes.baseAddress! + offset, bytes.count - offset)
+                    if written <= 0 { break }
+                    offset += written
+                }
+            }
+            close(writeEnd)
+        }
+        feeder.start()
+        let input = FileInput(descriptor: descriptors[0], name: "standard input", ownsDescriptor: true)
+        let reader = try Y4MFrameReader(input: input, fileSize: nil)
+        #expect(reader.expectedFrameCount == nil)
+        var bytes: [UInt8] = []
+        while let frame = try reader.nextFrame() { bytes += frame.packedBytes }
+        #expect(bytes == (try Tool.rawFrames(source)))
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+
+/// `vfx apply` end to end on the sample media, checked with ffprobe and ffmpeg as the references.
+@Suite struct ApplyCommandTests {
+    @Test func clipKeepsFramesSizeDurationAndAudio() throws {
+        let folder = try CommandLineRun.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let input = CommandLineRun.media("bigbuckbunny.mp4")
+        let output = folder.appendingPathComponent("out.mkv").path
+        let result = try CommandLineRun.vfx(["apply", input, "-o", output, "--filter", "mono", "--quiet"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let before = try CommandLineRun.probe(input), after = try CommandLineRun.probe(output)
+        #expect(after["video"]?["nb_read_frames"] == before["video"]?["nb_read_frames"])
+        #expect(after["video"]?["width"] == "1280" && after["video"]?["height"] == "720")
+        #expect(after["audio"]?["codec_name"] == "aac", "the AAC track is copied into Matroska")
+        // Matroska stores durations in milliseconds; the clip's 5.28 s must survive within one frame (40 ms).
+        let duration = try #require(Double(try CommandLineRun.probe(output)["video"]?["duration"] ?? "") ?? durationFromFormat(output))
+        #expect(abs(duration - 5.28) <= 0.04)
+    }
+
+    func durationFromFormat(_ path: String) throws -> Double? {
+        let result = try CommandLineRun.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path])
+        return Double(String(decoding: result.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    @Test func y4mPipesBothWays() throws {
+        // ffmpeg decodes the clip to y4m; vfx reads it from stdin and writes y4m to stdout.
+        let y4m = try CommandLineRun.run("/usr/bin/ffmpeg", ["-v", "error", "-i", CommandLineRun.media("carphone_pristine.mp4"),
+                                                               "-f", "yuv4mpegpipe", "-"])
+        #expect(y4m.status == 0)
+        let result = try CommandLineRun.vfx(["apply", "-", "-o", "-", "--quiet"], input: y4m.stdout)
+        #expect(result.status == 0, "\(result.stderr)")
+        // Pass-through: the same frames, byte for byte (headers may differ in their optional tags).
+        let frames = { (data: Data) -> [Data] in
+            let marker = Data("FRAME".utf8)
+            var out: [Data] = []
+            var start = data.range(of: marker)
+            while let current = start {
+                let next = data.range(of: marker, in: current.upperBound..<data.endIndex)
+                out.append(data[current.lowerBound..<(next?.lowerBound ?? data.endIndex)])
+                start = next
+            }
+            return out
+        }
+        let expected = frames(y4m.stdout), got = frames(result.stdout)
+        #expect(expected.count == 120 && got.count == 120)
+        #expect(expected == got)
+    }
+
+    @Test func pngStaysAnRGBImageOfTheSameSize() throws {
+        let folder = try CommandLineRun.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let output = folder.appendingPathComponent("astronaut-sepia.png").path
+        let result = try CommandLineRun.vfx(["apply", CommandLineRun.media("astronaut.png"), "-o", output, "--filter", "sepia", "--quiet"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let video = try #require(try CommandLineRun.probe(output)["video"])
+        #expect(video["width"] == "512" && video["height"] == "512")
+        #expect(video["pix_fmt"]?.hasPrefix("rgb") == true, "no chroma subsampling added: \(video["pix_fmt"] ?? "?")")
+    }
+
+    /// Every bad input: one `vfx: error:` line naming the culprit, the right exit status, nothing written.
+    @Test func badInputsGiveOneLineErrorsAndLeaveNothing() throws {
+        let folder = try CommandLineRun.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let empty = folder.appendingPathComponent("empty.mp4").path
+        FileManager.default.createFile(atPath: empty, contents: Data())
+        let clip = try Data(contentsOf: URL(fileURLWithPath: CommandLineRun.media("bikes.mp4")))
+        let truncated = folder.appendingPathComponent("truncated.mp4").path
+        FileManager.default.createFile(atPath: truncated, contents: clip.prefix(clip.count / 3))
+        let corrupt = folder.appendingPathComponent("corrupt.mp4").path
+        var garbage = clip
+        for i in stride(from: 64, to: garbage.count, by: 97) { garbage[i] ^= 0x5A }
+        FileManager.default.createFile(atPath: corrupt, contents: garbage)
+        let photo = CommandLineRun.media("astronaut.png")
+        let out = folder.appendingPathComponent("out.mp4").path
+
+        let cases: [(arguments: [String], status: Int32, mentions: String)] = [
+            (["apply", folder.appendingPathComponent("missing.mp4").path, "-o", out], 1, "missing.mp4"),
+            (["apply", empty, "-o", out], 1, "empty.mp4"),
+            (["apply", truncated, "-o", out], 1, "truncated.mp4"),
+            (["apply", corrupt, "-o", out], 1, "corrupt.mp4"),
+            (["apply", photo, "-o", out, "--filter", "no-such-filter"], 1, "no-such-filter"),
+            (["apply", photo, "-o", out, "--filter", "sepia:intensity=7"], 1, "intensity"),
+            (["apply", photo, "-o", folder.appendingPathComponent("out.xyz").path], 1, "out.xyz"),
+            (["apply", photo, "-o", folder.appendingPathComponent("nowhere/out.png").path], 1, "nowhere"),
+            (["apply", photo], 2, "-o"),
+            (["apply", photo, "-o", out, "--bogus"], 2, "--bogus"),
+            (["frobnicate"], 2, "frobnicate"),
+        ]
+        for item in cases {
+            let result = try CommandLineRun.vfx(item.arguments + ["--quiet"].filter { _ in item.status == 1 })
+            let lines = result.stderr.split(separator: "\n")
+            #expect(result.status == item.status, "\(item.arguments): status \(result.status), \(result.stderr)")
+            #expect(lines.first?.hasPrefix("vfx: error: ") == true && lines.first?.contains(item.mentions) == true,
+                    "\(item.arguments): \(result.stderr)")
+            if item.status == 1 { #expect(lines.count == 1, "one line: \(result.stderr)") }
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+        #expect(left == ["corrupt.mp4", "empty.mp4", "truncated.mp4"], "nothing written: \(left)")
+    }
+}

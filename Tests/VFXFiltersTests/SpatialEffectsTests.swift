@@ -37,8 +37,8 @@ import VFXFilters
         let halfDiagonal = (2.0 * 512 * 512).squareRoot() / 2
         let expected = image.enumerated().map { y, row in
             row.enumerated().map { x, value -> Double in
-                let d = (pow(Double(x) + 0.5 - 256, 2) + pow(Double(y) + 0.5 - 256, 2)).squareRoot() / halfDiagonal
-                let t = min(max((d - radius) / (1 - radius), 0), 1)
+                let d2 = (pow(Double(x) + 0.5 - 256, 2) + pow(Double(y) + 0.5 - 256, 2)) / (halfDiagonal * halfDiagonal)
+                let t = min(max((d2 - radius * radius) / (1 - radius * radius), 0), 1)
                 return SpatialFixtures.byte(value * (1 - intensity * t * t * (3 - 2 * t)))
             }
         }

@@ -20,98 +20,121 @@ struct WindowGeometry: Equatable {
         return ((input - kernel) / stride + 1, 0)
     }
 
+    /// Kernel arguments for the output rows `rows` only (the window of output row r starts at input row
+    /// r·strideY − padTop, so a band is the whole problem with the padding shifted by the band's start).
     func arguments(input: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, weights: UnsafePointer<Float>,
-                   bias: UnsafePointer<Float>, activation: Activation) -> ConvolutionArguments {
+                   bias: UnsafePointer<Float>, activation: Activation, rows: Range<Int>) -> ConvolutionArguments {
         ConvolutionArguments(input: input, inputHeight: inputHeight, inputWidth: inputWidth, inputChannels: inputChannels,
-                             output: output, outputHeight: outputHeight, outputWidth: outputWidth,
-                             outputChannels: outputChannels, kernelHeight: kernelHeight, kernelWidth: kernelWidth,
-                             strideY: strideY, strideX: strideX, padTop: padTop, padLeft: padLeft,
+                             output: output + rows.lowerBound * outputWidth * outputChannels, outputHeight: rows.count,
+                             outputWidth: outputWidth, outputChannels: outputChannels, kernelHeight: kernelHeight,
+                             kernelWidth: kernelWidth, strideY: strideY, strideX: strideX,
+                             padTop: padTop - rows.lowerBound * strideY, padLeft: padLeft,
                              weights: weights, bias: bias, lower: activation.lower, upper: activation.upper)
     }
+
+    /// Multiply-adds of a full convolution with this window (depthwise: divide by the input channels).
+    var multiplyAdds: Int { outputHeight * outputWidth * outputChannels * kernelHeight * kernelWidth * inputChannels }
 }
 
 /// A matrix multiply with packed weights: 1×1 convolutions with stride 1 (rows = pixels) and fully
 /// connected layers (rows = batch).
 final class MatrixMultiplyLayer: Layer {
     let kernels: KernelSet
+    let parallel: Parallel
     let input: Int, output: Int
     let rows: Int, depth: Int, columns: Int
     let weights: AlignedFloats, bias: AlignedFloats
     let activation: Activation
 
     /// `weights` is `columns × depth`, output channel major.
-    init(kernels: KernelSet, input: Int, output: Int, rows: Int, depth: Int, columns: Int, weights: [Float],
-         bias: [Float], activation: Activation) {
+    init(kernels: KernelSet, parallel: Parallel = Parallel(threads: 1), input: Int, output: Int, rows: Int, depth: Int,
+         columns: Int, weights: [Float], bias: [Float], activation: Activation) {
         self.kernels = kernels
+        self.parallel = parallel
         self.input = input; self.output = output
         self.rows = rows; self.depth = depth; self.columns = columns
-        self.weights = AlignedFloats(packGEMMWeights(weights, columns: columns, depth: depth, width: kernels.gemmWidth))
-        self.bias = AlignedFloats(padBias(bias, width: kernels.gemmWidth))
+        let layout = kernels.gemmLayout(columns: columns)
+        self.weights = AlignedFloats(packGEMMWeights(weights, columns: columns, depth: depth, layout: layout))
+        self.bias = AlignedFloats(padBias(bias, layout: layout))
         self.activation = activation
     }
 
     func run(_ arena: UnsafeMutablePointer<Float>) {
-        kernels.gemm(GEMMArguments(a: arena + input, lda: depth, rows: rows, depth: depth, packed: weights.pointer,
-                                   columns: columns, bias: bias.pointer, c: arena + output, ldc: columns,
-                                   lower: activation.lower, upper: activation.upper))
+        parallel.forEachChunk(of: rows, work: rows * depth * columns) { band, _ in
+            kernels.gemm(GEMMArguments(a: arena + input + band.lowerBound * depth, lda: depth, rows: band.count,
+                                       depth: depth, packed: weights.pointer, columns: columns, bias: bias.pointer,
+                                       c: arena + output + band.lowerBound * columns, ldc: columns,
+                                       lower: activation.lower, upper: activation.upper))
+        }
     }
 }
 
 /// A full convolution (any kernel size, stride and padding) by im2col bands and GEMM.
 final class ConvolutionLayer: Layer {
     let kernels: KernelSet
+    let parallel: Parallel
     let input: Int, output: Int, scratch: Int
     let geometry: WindowGeometry
     let weights: AlignedFloats, bias: AlignedFloats
     let activation: Activation
 
-    /// Floats of arena scratch the layer needs for its im2col band.
-    static func scratchCount(_ geometry: WindowGeometry) -> Int {
-        convolutionScratchCount(depth: geometry.kernelHeight * geometry.kernelWidth * geometry.inputChannels)
+    /// Floats of arena scratch the layer needs for its im2col bands (one per thread).
+    static func scratchCount(_ geometry: WindowGeometry, threads: Int = 1) -> Int {
+        convolutionScratchCount(depth: geometry.kernelHeight * geometry.kernelWidth * geometry.inputChannels) * threads
     }
 
     /// `weights` is TFLite's `[outC][kh][kw][inC]`.
-    init(kernels: KernelSet, input: Int, output: Int, scratch: Int, geometry: WindowGeometry, weights: [Float],
-         bias: [Float], activation: Activation) {
+    init(kernels: KernelSet, parallel: Parallel = Parallel(threads: 1), input: Int, output: Int, scratch: Int,
+         geometry: WindowGeometry, weights: [Float], bias: [Float], activation: Activation) {
         self.kernels = kernels
+        self.parallel = parallel
         self.input = input; self.output = output; self.scratch = scratch
         self.geometry = geometry
         let depth = geometry.kernelHeight * geometry.kernelWidth * geometry.inputChannels
-        self.weights = AlignedFloats(packGEMMWeights(weights, columns: geometry.outputChannels, depth: depth,
-                                                     width: kernels.gemmWidth))
-        self.bias = AlignedFloats(padBias(bias, width: kernels.gemmWidth))
+        let layout = kernels.gemmLayout(columns: geometry.outputChannels)
+        self.weights = AlignedFloats(packGEMMWeights(weights, columns: geometry.outputChannels, depth: depth, layout: layout))
+        self.bias = AlignedFloats(padBias(bias, layout: layout))
         self.activation = activation
     }
 
     func run(_ arena: UnsafeMutablePointer<Float>) {
-        kernels.convolution(geometry.arguments(input: arena + input, output: arena + output, weights: weights.pointer,
-                                               bias: bias.pointer, activation: activation), arena + scratch)
+        let band = ConvolutionLayer.scratchCount(geometry)
+        parallel.forEachChunk(of: geometry.outputHeight, work: geometry.multiplyAdds) { rows, chunk in
+            kernels.convolution(geometry.arguments(input: arena + input, output: arena + output, weights: weights.pointer,
+                                                   bias: bias.pointer, activation: activation, rows: rows),
+                                arena + scratch + chunk * band)
+        }
     }
 }
 
 /// A depthwise convolution (depth multiplier 1).
 final class DepthwiseConvolutionLayer: Layer {
     let kernels: KernelSet
+    let parallel: Parallel
     let input: Int, output: Int
     let geometry: WindowGeometry
     let weights: AlignedFloats, bias: AlignedFloats
     let activation: Activation
 
     /// `weights` is TFLite's `[1][kh][kw][channels]`.
-    init(kernels: KernelSet, input: Int, output: Int, geometry: WindowGeometry, weights: [Float], bias: [Float],
-         activation: Activation) {
+    init(kernels: KernelSet, parallel: Parallel = Parallel(threads: 1), input: Int, output: Int,
+         geometry: WindowGeometry, weights: [Float], bias: [Float], activation: Activation) {
         self.kernels = kernels
+        self.parallel = parallel
         self.input = input; self.output = output
         self.geometry = geometry
         self.weights = AlignedFloats(packDepthwiseWeights(weights, taps: geometry.kernelHeight * geometry.kernelWidth,
                                                           channels: geometry.inputChannels))
-        self.bias = AlignedFloats(padBias(bias, width: 16))
+        self.bias = AlignedFloats(bias + [Float](repeating: 0, count: (16 - bias.count % 16) % 16))
         self.activation = activation
     }
 
     func run(_ arena: UnsafeMutablePointer<Float>) {
-        kernels.depthwise(geometry.arguments(input: arena + input, output: arena + output, weights: weights.pointer,
-                                             bias: bias.pointer, activation: activation))
+        parallel.forEachChunk(of: geometry.outputHeight, work: geometry.multiplyAdds / max(geometry.inputChannels, 1)) {
+            rows, _ in
+            kernels.depthwise(geometry.arguments(input: arena + input, output: arena + output, weights: weights.pointer,
+                                                 bias: bias.pointer, activation: activation, rows: rows))
+        }
     }
 }
 
@@ -145,8 +168,9 @@ final class TransposeConvolutionLayer: Layer {
                 for i in 0..<inC { columns[((t * outC + o) * inC) + i] = weights[(o * taps + t) * inC + i] }
             }
         }
-        self.weights = AlignedFloats(packGEMMWeights(columns, columns: taps * outC, depth: inC, width: kernels.gemmWidth))
-        zeros = AlignedFloats(count: (taps * outC + kernels.gemmWidth - 1) / kernels.gemmWidth * kernels.gemmWidth)
+        let layout = kernels.gemmLayout(columns: taps * outC)
+        self.weights = AlignedFloats(packGEMMWeights(columns, columns: taps * outC, depth: inC, layout: layout))
+        zeros = AlignedFloats(count: layout.paddedColumns)
         self.bias = bias
     }
 

@@ -73,24 +73,26 @@ extension ProgramBuilder {
                                           outputHeight: vertical.output, outputWidth: horizontal.output,
                                           outputChannels: outChannels, kernelHeight: kh, kernelWidth: kw,
                                           strideY: strideY, strideX: strideX, padTop: padTop, padLeft: padLeft)
-            let kernels = self.kernels
+            let kernels = self.kernels, parallel = Parallel(threads: threads)
             state.multiplyAdds += vertical.output * horizontal.output * outChannels * kh * kw * (depthwise ? 1 : channels)
             if depthwise {
                 add(Step(name: code.name, inputs: [source], output: output, activation: activation) { i, o, _, a in
-                    DepthwiseConvolutionLayer(kernels: kernels, input: i[0], output: o, geometry: geometry,
-                                              weights: weights, bias: biasValues, activation: a)
+                    DepthwiseConvolutionLayer(kernels: kernels, parallel: parallel, input: i[0], output: o,
+                                              geometry: geometry, weights: weights, bias: biasValues, activation: a)
                 })
             } else if kh == 1 && kw == 1 && strideX == 1 && strideY == 1 && padTop == 0 && padLeft == 0
                         && geometry.outputHeight == height && geometry.outputWidth == width {
                 add(Step(name: code.name, inputs: [source], output: output, activation: activation) { i, o, _, a in
-                    MatrixMultiplyLayer(kernels: kernels, input: i[0], output: o, rows: height * width, depth: channels,
-                                        columns: outChannels, weights: weights, bias: biasValues, activation: a)
+                    MatrixMultiplyLayer(kernels: kernels, parallel: parallel, input: i[0], output: o, rows: height * width,
+                                        depth: channels, columns: outChannels, weights: weights, bias: biasValues,
+                                        activation: a)
                 })
             } else {
                 add(Step(name: code.name, inputs: [source], output: output,
-                         scratch: ConvolutionLayer.scratchCount(geometry), activation: activation) { i, o, s, a in
-                    ConvolutionLayer(kernels: kernels, input: i[0], output: o, scratch: s, geometry: geometry,
-                                     weights: weights, bias: biasValues, activation: a)
+                         scratch: ConvolutionLayer.scratchCount(geometry, threads: threads), activation: activation) {
+                    i, o, s, a in
+                    ConvolutionLayer(kernels: kernels, parallel: parallel, input: i[0], output: o, scratch: s,
+                                     geometry: geometry, weights: weights, bias: biasValues, activation: a)
                 })
             }
 
@@ -374,6 +376,9 @@ extension ProgramBuilder {
             items.append(ArenaItem(id: -1 - index, count: step.scratch, first: index, last: index))
         }
         let (offsets, size) = planArena(items)
+        guard size <= TFLiteFile.maximumElements * 2 else {
+            throw ModelError("the intermediate tensors need \(size * 4 / 1_048_576) MiB, more than the 512 MiB allowed")
+        }
         let arena = AlignedFloats(count: size + 64)
         for (tensor, values) in state.arenaConstants {
             for (index, value) in values.enumerated() { arena.pointer[(offsets[tensor] ?? 0) + index] = value }

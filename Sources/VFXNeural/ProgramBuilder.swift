@@ -38,6 +38,8 @@ struct ProgramBuilder {
                 try buildOperator(op, state: &state)
             } catch let error as ModelError {
                 throw ModelError("operator \(index) (\(op.code.name)): \(error.message)")
+            } catch let error as FlatBufferError {
+                throw ModelError("operator \(index) (\(op.code.name)): malformed: \(error.message)")
             }
         }
         return try finish(state)

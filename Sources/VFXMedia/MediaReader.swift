@@ -66,7 +66,8 @@ public final class MediaReader: FrameSource {
             audioCodec = nil
             return
         }
-        let libav = try LibavFrameReader(url: path, name: path, threads: threads)
+        // "file:" keeps libavformat from reading a colon in the name as a protocol ("take:2.mp4").
+        let libav = try LibavFrameReader(url: "file:" + path, name: path, threads: threads)
         reader = libav
         decoder = libav.decoder
         containerName = libav.decoder.containerName

@@ -140,6 +140,36 @@ import VFXCore
         #expect(last == MediaTime(value: 119 * 1001, timescale: 30000))
     }
 
+    /// A named pipe (what a shell's `<(…)` gives) is read as a y4m stream: it cannot be peeked at and
+    /// reopened like a file.
+    @Test func namedPipeIsReadAsY4M() throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let source = SampleMedia.path("carphone_pristine.mp4")
+        let stream = try Tool.run("ffmpeg", ["-nostdin", "-i", source, "-f", "yuv4mpegpipe", "-"])
+        let fifo = folder.path("frames")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let feeder = Thread {
+            let descriptor = open(fifo, O_WRONLY)
+            stream.withUnsafeBytes { bytes in
+                var offset = 0
+                while descriptor >= 0 && offset < bytes.count {
+                    let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                    if written <= 0 { break }
+                    offset += written
+                }
+            }
+            close(descriptor)
+        }
+        feeder.start()
+        let reader = try MediaReader(path: fifo)
+        #expect(reader.containerName == "yuv4mpegpipe")
+        #expect(reader.expectedFrameCount == nil)
+        var bytes: [UInt8] = []
+        while let frame = try reader.nextFrame() { bytes += frame.packedBytes }
+        #expect(bytes == (try Tool.rawFrames(source)))
+    }
+
     /// The y4m reader on a pipe (what `-` reads from standard input): same frames, no frame count.
     @Test func y4mPipeIsReadExactly() throws {
         let source = SampleMedia.path("carphone_pristine.mp4")

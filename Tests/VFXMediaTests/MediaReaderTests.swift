@@ -44,6 +44,23 @@ import VFXCore
         #expect(bytes == (try Tool.rawFrames(path)))
     }
 
+    /// Files trimmed by stream copy start late (here at 1.74 s) and must not look truncated: every frame
+    /// FFmpeg decodes is delivered, with its timestamp, and no error.
+    @Test(arguments: ["mp4", "mkv"])
+    func trimmedFilesAreComplete(ext: String) throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let path = folder.path("trimmed.\(ext)")
+        try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("bikes.mp4"), "-ss", "1.3", "-c", "copy", path])
+        let reader = try MediaReader(path: path)
+        var times: [Double] = []
+        while let frame = try reader.nextFrame() { times.append(try #require(frame.timestamp).seconds) }
+        let reference = try Tool.packetTimes(path, stream: "v:0")
+        #expect(times.count == reference.count)
+        #expect(times.count == (try Tool.rawFrames(path)).count / (640 * 272 * 3 / 2))
+        for (ours, theirs) in zip(times, reference) { #expect(abs(ours - theirs) < 1e-5) }
+    }
+
     /// Format, frame count, duration and every timestamp as ffprobe reports them (timestamps exact: the
     /// reader converts the stream's ticks without rounding; ffprobe prints 6 decimals).
     @Test func metadataMatchesFFprobe() throws {

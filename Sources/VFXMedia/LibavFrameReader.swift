@@ -147,6 +147,12 @@ final class LibavDecoder {
         while true {
             let received = avcodec_receive_frame(decoder, frame.pointer)
             if received >= 0 {
+                // The decoder hid damaged data (error concealment) or marks the frame corrupt: a broken
+                // file, even if the picture came out.
+                if frame.pointer.pointee.decode_error_flags != 0 || frame.pointer.pointee.flags & AV_FRAME_FLAG_CORRUPT != 0 {
+                    av_frame_unref(frame.pointer)
+                    throw MediaError.corrupt(path: name, reason: "frame \(delivered + 1) has damaged data")
+                }
                 noteFrameEnd()
                 return true
             }

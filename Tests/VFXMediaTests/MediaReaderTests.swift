@@ -189,6 +189,32 @@ import VFXCore
         #expect(MediaWriterTests.psnr(bytes, reference) >= 50)
     }
 
+    /// NV12 video (raw in avi) stays NV12, byte for byte, and a 10-bit 4:2:0 H.264 becomes I420 like
+    /// FFmpeg's own conversion to yuv420p (PSNR ≥ 50 dB: both swscale, flags differ).
+    @Test func nv12AndTenBitVideo() throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let nv12 = folder.path("nv12.avi")
+        try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("carphone_pristine.mp4"), "-frames:v", "10",
+                                "-c:v", "rawvideo", "-pix_fmt", "nv12", nv12])
+        let reader = try MediaReader(path: nv12)
+        #expect(reader.format.pixelFormat == .nv12)
+        var bytes: [UInt8] = []
+        while let frame = try reader.nextFrame() { bytes += frame.packedBytes }
+        #expect(bytes == (try Tool.rawFrames(nv12, pixelFormat: "nv12")))
+
+        let tenBit = folder.path("ten.mkv")
+        try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("carphone_pristine.mp4"), "-frames:v", "10",
+                                "-c:v", "libx264", "-pix_fmt", "yuv420p10le", tenBit])
+        let deep = try MediaReader(path: tenBit)
+        #expect(deep.format.pixelFormat == .i420)
+        var converted: [UInt8] = []
+        while let frame = try deep.nextFrame() { converted += frame.packedBytes }
+        let reference = try Tool.rawFrames(tenBit)
+        #expect(converted.count == reference.count)
+        #expect(MediaWriterTests.psnr(converted, reference) >= 50)
+    }
+
     /// A gray PNG is a GRAY8 frame equal to FFmpeg's decode, and stays gray when written as PNG.
     @Test func grayPNG() throws {
         let folder = try ScratchFolder()
@@ -202,6 +228,11 @@ import VFXCore
         try MediaWriterTests.copy(source, to: output)
         #expect(try Tool.probe(output, stream: "v:0")["pix_fmt"] == "gray")
         #expect(try Tool.rawFrames(output, pixelFormat: "gray") == (try Tool.rawFrames(source, pixelFormat: "gray")))
+        // JPEG has no gray mode in FFmpeg's encoder: gray goes out as 4:2:0 with neutral chroma, its luma
+        // close to the source (PSNR ≥ 38 dB at quality 2).
+        let jpeg = folder.path("camera.jpg")
+        try MediaWriterTests.copy(source, to: jpeg)
+        #expect(MediaWriterTests.psnr(try Tool.rawFrames(jpeg, pixelFormat: "gray"), try Tool.rawFrames(source, pixelFormat: "gray")) >= 38)
     }
 
     /// A PNG with transparency keeps its alpha channel byte for byte.

@@ -111,6 +111,23 @@ import VFXCore
         #expect(abs(seconds - sourceSeconds) <= 0.0214, "\(seconds) s against \(sourceSeconds) s")
     }
 
+    /// Re-encoding keeps every channel: 5.1 AAC into WebM becomes 6-channel Opus of the same length
+    /// (within one 20 ms Opus frame).
+    @Test func surroundAudioKeepsItsChannels() throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let source = folder.path("surround.mp4")
+        try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("carphone_pristine.mp4"), "-f", "lavfi", "-i",
+                                "sine=frequency=440:duration=4,aformat=channel_layouts=5.1", "-c:v", "copy", "-c:a", "aac",
+                                "-shortest", source])
+        #expect(try Tool.probe(source, stream: "a:0")["channels"] == "6")
+        let output = folder.path("surround.webm")
+        let writer = try Self.copy(source, to: output)
+        #expect(writer.audio == .reencoded(from: "aac", to: "libopus"))
+        #expect(try Tool.probe(output, stream: "a:0")["channels"] == "6")
+        #expect(abs((try Tool.rawAudioSeconds(output)) - (try Tool.rawAudioSeconds(source))) <= 0.02)
+    }
+
     /// y4m written here, decoded by FFmpeg: the bytes of the frames that went in (lossless format).
     @Test func y4mWriteThenFFmpegReadIsExact() throws {
         let folder = try ScratchFolder()

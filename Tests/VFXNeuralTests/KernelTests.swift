@@ -143,7 +143,8 @@ final class KernelTests: XCTestCase {
         var random = SeededGenerator(seed: 4)
         for kernels in availableKernelSets() {
             for (height, width, inC, outC, kernel, stride, pad) in [
-                (5, 6, 16, 1, 2, 2, 0), (4, 3, 5, 3, 3, 2, 1), (3, 3, 8, 20, 2, 1, 0),
+                (5, 6, 16, 1, 2, 2, 0), (4, 5, 7, 3, 2, 2, 0), (3, 4, 9, 2, 3, 3, 0), (4, 3, 5, 3, 3, 2, 1),
+                (3, 3, 8, 20, 2, 1, 0),
             ] as [(Int, Int, Int, Int, Int, Int, Int)] {
                 let (outH, outW) = ((height - 1) * stride + kernel - 2 * pad, (width - 1) * stride + kernel - 2 * pad)
                 let input = random.floats(height * width * inC)

@@ -42,16 +42,18 @@ final class MatrixMultiplyLayer: Layer {
     let kernels: KernelSet
     let parallel: Parallel
     let input: Int, output: Int
+    /// A tensor shaped like the output added before the activation (a fused residual ADD).
+    let residual: Int?
     let rows: Int, depth: Int, columns: Int
     let weights: AlignedFloats, bias: AlignedFloats
     let activation: Activation
 
     /// `weights` is `columns × depth`, output channel major.
-    init(kernels: KernelSet, parallel: Parallel = Parallel(threads: 1), input: Int, output: Int, rows: Int, depth: Int,
-         columns: Int, weights: [Float], bias: [Float], activation: Activation) {
+    init(kernels: KernelSet, parallel: Parallel = Parallel(threads: 1), input: Int, residual: Int? = nil, output: Int,
+         rows: Int, depth: Int, columns: Int, weights: [Float], bias: [Float], activation: Activation) {
         self.kernels = kernels
         self.parallel = parallel
-        self.input = input; self.output = output
+        self.input = input; self.output = output; self.residual = residual
         self.rows = rows; self.depth = depth; self.columns = columns
         let layout = kernels.gemmLayout(columns: columns)
         self.weights = AlignedFloats(packGEMMWeights(weights, columns: columns, depth: depth, layout: layout))
@@ -64,6 +66,7 @@ final class MatrixMultiplyLayer: Layer {
             kernels.gemm(GEMMArguments(a: arena + input + band.lowerBound * depth, lda: depth, rows: band.count,
                                        depth: depth, packed: weights.pointer, columns: columns, bias: bias.pointer,
                                        c: arena + output + band.lowerBound * columns, ldc: columns,
+                                       residual: residual.map { UnsafePointer(arena + $0 + band.lowerBound * columns) },
                                        lower: activation.lower, upper: activation.upper))
         }
     }

@@ -129,6 +129,25 @@ func depthwiseQuad<V: FloatVector>(_ vector: V.Type, _ p: ConvolutionArguments, 
     for y in ky {
         var input = p.input + ((iy0 + y) * p.inputWidth + ix0) * channels + channel
         var weight = p.weights + y * p.kernelWidth * weightStride + channel
+        if p.strideX == 1 {
+            // Stride 1: the four windows overlap, so each input vector is loaded once and slides
+            // through the four accumulators' positions.
+            var v0 = V(loadingFrom: input), v1 = V(loadingFrom: input + channels), v2 = V(loadingFrom: input + 2 * channels)
+            input += 3 * channels
+            for _ in 0..<p.kernelWidth {
+                let v3 = V(loadingFrom: input), w = V(loadingFrom: weight)
+                s0 = s0.multiplyAdd(v0, w)
+                s1 = s1.multiplyAdd(v1, w)
+                s2 = s2.multiplyAdd(v2, w)
+                s3 = s3.multiplyAdd(v3, w)
+                v0 = v1
+                v1 = v2
+                v2 = v3
+                input += channels
+                weight += weightStride
+            }
+            continue
+        }
         for _ in 0..<p.kernelWidth {
             let w = V(loadingFrom: weight)
             s0 = s0.multiplyAdd(V(loadingFrom: input), w)

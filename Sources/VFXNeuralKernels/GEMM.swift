@@ -22,14 +22,19 @@ public struct GEMMArguments {
     public var bias: UnsafePointer<Float>
     public var c: UnsafeMutablePointer<Float>
     public var ldc: Int
+    /// A tensor laid out like C that is added before the clamp (a fused residual ADD), or nil. Its rows
+    /// are read in whole vectors, so up to 31 floats past a row's end must be readable.
+    public var residual: UnsafePointer<Float>?
     public var lower: Float
     public var upper: Float
 
     @inlinable
     public init(a: UnsafePointer<Float>, lda: Int, rows: Int, depth: Int, packed: UnsafePointer<Float>, columns: Int,
-                bias: UnsafePointer<Float>, c: UnsafeMutablePointer<Float>, ldc: Int, lower: Float, upper: Float) {
+                bias: UnsafePointer<Float>, c: UnsafeMutablePointer<Float>, ldc: Int,
+                residual: UnsafePointer<Float>? = nil, lower: Float, upper: Float) {
         self.a = a; self.lda = lda; self.rows = rows; self.depth = depth; self.packed = packed
-        self.columns = columns; self.bias = bias; self.c = c; self.ldc = ldc; self.lower = lower; self.upper = upper
+        self.columns = columns; self.bias = bias; self.c = c; self.ldc = ldc; self.residual = residual
+        self.lower = lower; self.upper = upper
     }
 }
 
@@ -37,12 +42,15 @@ public struct GEMMArguments {
 public protocol GEMMTile {
     static var rows: Int { get }
     static var width: Int { get }
-    /// Computes `rows` full rows starting at `a`, `c` for the panel at `b` (`columns` ≤ width valid).
+    /// Computes `rows` full rows starting at `a`, `c` (and `residual`, laid out like `c`) for the panel at
+    /// `b` (`columns` ≤ width valid).
     static func block(a: UnsafePointer<Float>, lda: Int, depth: Int, b: UnsafePointer<Float>, bias: UnsafePointer<Float>,
-                      c: UnsafeMutablePointer<Float>, ldc: Int, columns: Int, lower: Float, upper: Float)
+                      c: UnsafeMutablePointer<Float>, ldc: Int, residual: UnsafePointer<Float>?, columns: Int,
+                      lower: Float, upper: Float)
     /// Computes a single row (for the rows left over after the last whole block).
     static func row(a: UnsafePointer<Float>, depth: Int, b: UnsafePointer<Float>, bias: UnsafePointer<Float>,
-                    c: UnsafeMutablePointer<Float>, columns: Int, lower: Float, upper: Float)
+                    c: UnsafeMutablePointer<Float>, residual: UnsafePointer<Float>?, columns: Int, lower: Float,
+                    upper: Float)
 }
 
 /// How `columns` output channels are cut into weight panels: whole panels of `width`, and, when the
@@ -98,8 +106,8 @@ func gemmPanels<Tile: GEMMTile>(_ tile: Tile.Type, _ p: GEMMArguments, firstColu
         var column = firstColumn, b = packed
         while column < end {
             Tile.block(a: p.a + row * p.lda, lda: p.lda, depth: p.depth, b: b, bias: p.bias + column,
-                       c: p.c + row * p.ldc + column, ldc: p.ldc, columns: min(width, p.columns - column),
-                       lower: p.lower, upper: p.upper)
+                       c: p.c + row * p.ldc + column, ldc: p.ldc, residual: p.residual.map { $0 + row * p.ldc + column },
+                       columns: min(width, p.columns - column), lower: p.lower, upper: p.upper)
             column += width
             b += panelStride
         }
@@ -109,7 +117,8 @@ func gemmPanels<Tile: GEMMTile>(_ tile: Tile.Type, _ p: GEMMArguments, firstColu
         var column = firstColumn, b = packed
         while column < end {
             Tile.row(a: p.a + row * p.lda, depth: p.depth, b: b, bias: p.bias + column, c: p.c + row * p.ldc + column,
-                     columns: min(width, p.columns - column), lower: p.lower, upper: p.upper)
+                     residual: p.residual.map { $0 + row * p.ldc + column }, columns: min(width, p.columns - column),
+                     lower: p.lower, upper: p.upper)
             column += width
             b += panelStride
         }
@@ -146,11 +155,13 @@ public enum GEMMTile6x16: GEMMTile {
 
     @inlinable @inline(__always)
     public static func block(a: UnsafePointer<Float>, lda: Int, depth: Int, b: UnsafePointer<Float>,
-                             bias: UnsafePointer<Float>, c: UnsafeMutablePointer<Float>, ldc: Int, columns: Int,
-                             lower: Float, upper: Float) {
+                             bias: UnsafePointer<Float>, c: UnsafeMutablePointer<Float>, ldc: Int,
+                             residual: UnsafePointer<Float>?, columns: Int, lower: Float, upper: Float) {
         typealias V = SIMD16<Float>
         let initial = V(loadingFrom: bias)
-        var c0 = initial, c1 = initial, c2 = initial, c3 = initial, c4 = initial, c5 = initial
+        var c0 = gemmStart(initial, residual, 0), c1 = gemmStart(initial, residual, ldc)
+        var c2 = gemmStart(initial, residual, 2 * ldc), c3 = gemmStart(initial, residual, 3 * ldc)
+        var c4 = gemmStart(initial, residual, 4 * ldc), c5 = gemmStart(initial, residual, 5 * ldc)
         let a0 = a, a1 = a + lda, a2 = a + 2 * lda, a3 = a + 3 * lda, a4 = a + 4 * lda, a5 = a + 5 * lda
         var bp = b
         for k in 0..<depth {
@@ -173,9 +184,10 @@ public enum GEMMTile6x16: GEMMTile {
 
     @inlinable @inline(__always)
     public static func row(a: UnsafePointer<Float>, depth: Int, b: UnsafePointer<Float>, bias: UnsafePointer<Float>,
-                           c: UnsafeMutablePointer<Float>, columns: Int, lower: Float, upper: Float) {
+                           c: UnsafeMutablePointer<Float>, residual: UnsafePointer<Float>?, columns: Int, lower: Float,
+                           upper: Float) {
         typealias V = SIMD16<Float>
-        var c0 = V(loadingFrom: bias)
+        var c0 = gemmStart(V(loadingFrom: bias), residual, 0)
         var bp = b
         for k in 0..<depth {
             c0 = c0.addingProduct(V(repeating: a[k]), V(loadingFrom: bp))
@@ -192,12 +204,18 @@ public enum GEMMTile8x32: GEMMTile {
 
     @inlinable @inline(__always)
     public static func block(a: UnsafePointer<Float>, lda: Int, depth: Int, b: UnsafePointer<Float>,
-                             bias: UnsafePointer<Float>, c: UnsafeMutablePointer<Float>, ldc: Int, columns: Int,
-                             lower: Float, upper: Float) {
+                             bias: UnsafePointer<Float>, c: UnsafeMutablePointer<Float>, ldc: Int,
+                             residual: UnsafePointer<Float>?, columns: Int, lower: Float, upper: Float) {
         typealias V = SIMD16<Float>
         let i0 = V(loadingFrom: bias), i1 = V(loadingFrom: bias + 16)
-        var c00 = i0, c01 = i1, c10 = i0, c11 = i1, c20 = i0, c21 = i1, c30 = i0, c31 = i1
-        var c40 = i0, c41 = i1, c50 = i0, c51 = i1, c60 = i0, c61 = i1, c70 = i0, c71 = i1
+        var c00 = gemmStart(i0, residual, 0), c01 = gemmStart(i1, residual, 16)
+        var c10 = gemmStart(i0, residual, ldc), c11 = gemmStart(i1, residual, ldc + 16)
+        var c20 = gemmStart(i0, residual, 2 * ldc), c21 = gemmStart(i1, residual, 2 * ldc + 16)
+        var c30 = gemmStart(i0, residual, 3 * ldc), c31 = gemmStart(i1, residual, 3 * ldc + 16)
+        var c40 = gemmStart(i0, residual, 4 * ldc), c41 = gemmStart(i1, residual, 4 * ldc + 16)
+        var c50 = gemmStart(i0, residual, 5 * ldc), c51 = gemmStart(i1, residual, 5 * ldc + 16)
+        var c60 = gemmStart(i0, residual, 6 * ldc), c61 = gemmStart(i1, residual, 6 * ldc + 16)
+        var c70 = gemmStart(i0, residual, 7 * ldc), c71 = gemmStart(i1, residual, 7 * ldc + 16)
         let a0 = a, a1 = a + lda, a2 = a + 2 * lda, a3 = a + 3 * lda
         let a4 = a + 4 * lda, a5 = a + 5 * lda, a6 = a + 6 * lda, a7 = a + 7 * lda
         var bp = b
@@ -225,9 +243,10 @@ public enum GEMMTile8x32: GEMMTile {
 
     @inlinable @inline(__always)
     public static func row(a: UnsafePointer<Float>, depth: Int, b: UnsafePointer<Float>, bias: UnsafePointer<Float>,
-                           c: UnsafeMutablePointer<Float>, columns: Int, lower: Float, upper: Float) {
+                           c: UnsafeMutablePointer<Float>, residual: UnsafePointer<Float>?, columns: Int, lower: Float,
+                           upper: Float) {
         typealias V = SIMD16<Float>
-        var c0 = V(loadingFrom: bias), c1 = V(loadingFrom: bias + 16)
+        var c0 = gemmStart(V(loadingFrom: bias), residual, 0), c1 = gemmStart(V(loadingFrom: bias + 16), residual, 16)
         var bp = b
         for k in 0..<depth {
             let s = V(repeating: a[k])
@@ -254,11 +273,14 @@ public enum GEMMTile8x16: GEMMTile {
 
     @inlinable @inline(__always)
     public static func block(a: UnsafePointer<Float>, lda: Int, depth: Int, b: UnsafePointer<Float>,
-                             bias: UnsafePointer<Float>, c: UnsafeMutablePointer<Float>, ldc: Int, columns: Int,
-                             lower: Float, upper: Float) {
+                             bias: UnsafePointer<Float>, c: UnsafeMutablePointer<Float>, ldc: Int,
+                             residual: UnsafePointer<Float>?, columns: Int, lower: Float, upper: Float) {
         typealias V = SIMD16<Float>
         let initial = V(loadingFrom: bias)
-        var c0 = initial, c1 = initial, c2 = initial, c3 = initial, c4 = initial, c5 = initial, c6 = initial, c7 = initial
+        var c0 = gemmStart(initial, residual, 0), c1 = gemmStart(initial, residual, ldc)
+        var c2 = gemmStart(initial, residual, 2 * ldc), c3 = gemmStart(initial, residual, 3 * ldc)
+        var c4 = gemmStart(initial, residual, 4 * ldc), c5 = gemmStart(initial, residual, 5 * ldc)
+        var c6 = gemmStart(initial, residual, 6 * ldc), c7 = gemmStart(initial, residual, 7 * ldc)
         let a0 = a, a1 = a + lda, a2 = a + 2 * lda, a3 = a + 3 * lda
         let a4 = a + 4 * lda, a5 = a + 5 * lda, a6 = a + 6 * lda, a7 = a + 7 * lda
         var bp = b
@@ -286,7 +308,16 @@ public enum GEMMTile8x16: GEMMTile {
 
     @inlinable @inline(__always)
     public static func row(a: UnsafePointer<Float>, depth: Int, b: UnsafePointer<Float>, bias: UnsafePointer<Float>,
-                           c: UnsafeMutablePointer<Float>, columns: Int, lower: Float, upper: Float) {
-        GEMMTile6x16.row(a: a, depth: depth, b: b, bias: bias, c: c, columns: columns, lower: lower, upper: upper)
+                           c: UnsafeMutablePointer<Float>, residual: UnsafePointer<Float>?, columns: Int, lower: Float,
+                           upper: Float) {
+        GEMMTile6x16.row(a: a, depth: depth, b: b, bias: bias, c: c, residual: residual, columns: columns, lower: lower,
+                         upper: upper)
     }
+}
+
+/// The start value of one accumulator vector: the bias, plus the residual at `offset` when there is one.
+@_transparent
+public func gemmStart(_ bias: SIMD16<Float>, _ residual: UnsafePointer<Float>?, _ offset: Int) -> SIMD16<Float> {
+    guard let residual else { return bias }
+    return bias + SIMD16(loadingFrom: residual + offset)
 }

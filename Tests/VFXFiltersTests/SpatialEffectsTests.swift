@@ -155,3 +155,26 @@ import VFXFilters
         }
     }
 }
+
+/// Every spatial and geometric filter on tiny and odd frames, in every format: it must run (no crash, no
+/// out-of-bounds access) and keep a constant image within its own value range.
+@Suite struct SpatialTinyFrameTests {
+    @Test(arguments: ["gaussian-blur:radius=30", "gaussian-blur:radius=3", "box-blur:radius=5", "motion-blur:radius=9:angle=60",
+                      "zoom-blur:amount=50", "bloom", "gloom", "unsharp-mask", "sharpen", "edges", "emboss", "median", "vignette",
+                      "pixellate:scale=5", "crop", "scale:width=3:height=5", "flip:vertical", "flip", "rotate:angle=90",
+                      "rotate:angle=45"])
+    func tinyFramesRun(chain: String) throws {
+        for format in PixelFormat.allCases {
+            for (width, height) in [(1, 1), (2, 3), (3, 1), (1, 7), (33, 2)] {
+                var frame = VideoFrame(format: format, width: width, height: height)
+                frame.withMutablePlanes { planes in
+                    for plane in planes {
+                        for y in 0..<plane.height { plane.row(y).update(repeating: 128, count: plane.width * plane.bytesPerPixel) }
+                    }
+                }
+                let output = try SpatialFixtures.apply(chain, to: frame)
+                #expect(output.width > 0 && output.height > 0, "\(chain) \(format) \(width)x\(height)")
+            }
+        }
+    }
+}

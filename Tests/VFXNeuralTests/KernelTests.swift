@@ -17,23 +17,25 @@ final class KernelTests: XCTestCase {
         var random = SeededGenerator(seed: 1)
         for kernels in availableKernelSets() {
             for (rows, depth, columns) in [(1, 1, 1), (7, 5, 3), (13, 24, 40), (50, 33, 17), (9, 64, 64), (16, 100, 72)] {
-                for activation in [Activation.none, .relu, .relu6] {
+                for (activation, withResidual) in [(Activation.none, false), (.relu, false), (.relu6, false), (.relu, true)] {
                     let a = random.floats(rows * depth, in: -2...2), w = random.floats(columns * depth)
-                    let bias = random.floats(columns)
+                    let bias = random.floats(columns), r = random.floats(rows * columns)
                     let arena = TestArena()
                     let input = arena.add(a), output = arena.reserve(rows * columns)
-                    arena.run(MatrixMultiplyLayer(kernels: kernels, input: input, output: output, rows: rows, depth: depth,
-                                                  columns: columns, weights: w, bias: bias, activation: activation))
+                    let residual = withResidual ? arena.add(r) : nil
+                    arena.run(MatrixMultiplyLayer(kernels: kernels, input: input, residual: residual, output: output,
+                                                  rows: rows, depth: depth, columns: columns, weights: w, bias: bias,
+                                                  activation: activation))
                     var expected: [Double] = []
-                    for r in 0..<rows {
+                    for row in 0..<rows {
                         for c in 0..<columns {
-                            var sum = Double(bias[c])
-                            for k in 0..<depth { sum += Double(a[r * depth + k]) * Double(w[c * depth + k]) }
+                            var sum = Double(bias[c]) + (withResidual ? Double(r[row * columns + c]) : 0)
+                            for k in 0..<depth { sum += Double(a[row * depth + k]) * Double(w[c * depth + k]) }
                             expected.append(min(max(sum, Double(activation.lower)), Double(activation.upper)))
                         }
                     }
                     let error = maximumError(arena.read(output, rows * columns), expected)
-                    XCTAssertLessThan(error, tolerance, "\(kernels.name) \(rows)×\(depth)×\(columns) \(activation)")
+                    XCTAssertLessThan(error, tolerance, "\(kernels.name) \(rows)×\(depth)×\(columns) \(activation) residual \(withResidual)")
                 }
             }
         }
@@ -143,7 +145,8 @@ final class KernelTests: XCTestCase {
         var random = SeededGenerator(seed: 4)
         for kernels in availableKernelSets() {
             for (height, width, inC, outC, kernel, stride, pad) in [
-                (5, 6, 16, 1, 2, 2, 0), (4, 3, 5, 3, 3, 2, 1), (3, 3, 8, 20, 2, 1, 0),
+                (5, 6, 16, 1, 2, 2, 0), (4, 5, 7, 3, 2, 2, 0), (3, 4, 9, 2, 3, 3, 0), (4, 3, 5, 3, 3, 2, 1),
+                (3, 3, 8, 20, 2, 1, 0),
             ] as [(Int, Int, Int, Int, Int, Int, Int)] {
                 let (outH, outW) = ((height - 1) * stride + kernel - 2 * pad, (width - 1) * stride + kernel - 2 * pad)
                 let input = random.floats(height * width * inC)

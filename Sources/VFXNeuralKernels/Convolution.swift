@@ -3,7 +3,7 @@
 ///
 /// ```swift
 /// depthwiseConvolution(arguments)                 // weights packed by packDepthwiseWeights
-/// convolution(GEMMTile6x16.self, tail: GEMMTile6x16.self, arguments, scratch: band)
+/// convolution(GEMMTile6x16.self, tail: GEMMTile6x16.self, narrow: GEMMTile8x8.self, arguments, scratch: band)
 /// ```
 public struct ConvolutionArguments {
     public var input: UnsafePointer<Float>
@@ -202,8 +202,9 @@ public func convolutionScratchCount(depth: Int) -> Int { convolutionBandPixels *
 /// Full convolution: gathers `convolutionBandPixels` output pixels' receptive fields into `scratch`
 /// (zeros where the window hangs over the border), then multiplies the band by the packed weights.
 @inlinable
-public func convolution<Tile: GEMMTile, Tail: GEMMTile>(_ tile: Tile.Type, tail: Tail.Type, _ p: ConvolutionArguments,
-                                                       scratch: UnsafeMutablePointer<Float>) {
+public func convolution<Tile: GEMMTile, Tail: GEMMTile, Narrow: GEMMTile>(
+    _ tile: Tile.Type, tail: Tail.Type, narrow: Narrow.Type, _ p: ConvolutionArguments, scratch: UnsafeMutablePointer<Float>
+) {
     let depth = p.kernelHeight * p.kernelWidth * p.inputChannels
     let pixels = p.outputHeight * p.outputWidth
     let rowLength = p.kernelWidth * p.inputChannels
@@ -235,7 +236,7 @@ public func convolution<Tile: GEMMTile, Tail: GEMMTile>(_ tile: Tile.Type, tail:
                 destination += rowLength
             }
         }
-        gemm(Tile.self, tail: Tail.self, GEMMArguments(a: scratch, lda: depth, rows: count, depth: depth, packed: p.weights,
+        gemm(Tile.self, tail: Tail.self, narrow: Narrow.self, GEMMArguments(a: scratch, lda: depth, rows: count, depth: depth, packed: p.weights,
                                       columns: p.outputChannels, bias: p.bias,
                                       c: p.output + first * p.outputChannels, ldc: p.outputChannels,
                                       lower: p.lower, upper: p.upper))

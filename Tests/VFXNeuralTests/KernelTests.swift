@@ -16,7 +16,8 @@ final class KernelTests: XCTestCase {
     func testMatrixMultiplyMatchesDefinition() {
         var random = SeededGenerator(seed: 1)
         for kernels in availableKernelSets() {
-            for (rows, depth, columns) in [(1, 1, 1), (7, 5, 3), (13, 24, 40), (50, 33, 17), (9, 64, 64), (16, 100, 72)] {
+            for (rows, depth, columns) in [(1, 1, 1), (7, 5, 3), (13, 24, 40), (50, 33, 17), (9, 64, 64), (16, 100, 72),
+                                              (17, 9, 24), (11, 20, 36), (8, 7, 8), (19, 12, 56), (5, 3, 30)] {
                 for (activation, withResidual) in [(Activation.none, false), (.relu, false), (.relu6, false), (.relu, true)] {
                     let a = random.floats(rows * depth, in: -2...2), w = random.floats(columns * depth)
                     let bias = random.floats(columns), r = random.floats(rows * columns)

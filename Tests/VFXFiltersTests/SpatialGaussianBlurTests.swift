@@ -16,7 +16,7 @@ import VFXFilters
         try SpatialFixtures.apply("gaussian-blur:radius=\(sigma)", to: frame)
     }
 
-    @Test(arguments: [0.8, 2.0, 5.0, 20.0])
+    @Test(arguments: [0.8, 2.0, 3.0, 5.0, 9.0, 20.0])
     func grayPhotoMatchesExactGaussian(sigma: Double) throws {
         let frame = SpatialFixtures.frame(try SpatialFixtures.decode("astronaut.png", pixelFormat: "gray"), format: .gray8,
                                           width: 512, height: 512)
@@ -39,8 +39,7 @@ import VFXFilters
 
     /// Chroma planes are blurred at their own resolution with σ halved: compared with the exact Gaussian of
     /// each plane (σ for Y, σ/2 for U and V).
-    @Test func i420PlanesUseTheirOwnResolution() throws {
-        let sigma = 6.0
+    @Test(arguments: [5.0, 6.0]) func i420PlanesUseTheirOwnResolution(sigma: Double) throws {
         let bytes = try SpatialFixtures.decode("astronaut.png", pixelFormat: "yuv420p")
         let frame = SpatialFixtures.frame(bytes, format: .i420, width: 512, height: 512)
         let output = try Self.blurred(frame, sigma: sigma)

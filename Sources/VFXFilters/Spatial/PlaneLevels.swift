@@ -40,3 +40,21 @@ struct PlaneLevels: Sendable {
     /// The inverse of `normalized`.
     @inline(__always) func code(_ value: SIMD16<Float>) -> SIMD16<Float> { value * (white - black) + black }
 }
+
+// Lane-wise minimum and maximum written as plain loops over the lanes, which the optimizer turns into single
+// vector instructions (the standard library's `pointwiseMin`/`pointwiseMax` and `replacing(with:where:)`
+// with a vector argument go through the stack lane by lane).
+
+@inline(__always)
+func lanewiseMin(_ a: SIMD16<Float>, _ b: SIMD16<Float>) -> SIMD16<Float> {
+    var result = a
+    for lane in 0..<16 { result[lane] = a[lane] < b[lane] ? a[lane] : b[lane] }
+    return result
+}
+
+@inline(__always)
+func lanewiseMax(_ a: SIMD16<Float>, _ b: SIMD16<Float>) -> SIMD16<Float> {
+    var result = a
+    for lane in 0..<16 { result[lane] = a[lane] > b[lane] ? a[lane] : b[lane] }
+    return result
+}

@@ -6,6 +6,7 @@ import VFXPipeline
 protocol FrameReading: AnyObject {
     var format: FrameFormat { get }
     var expectedFrameCount: Int? { get }
+    var bufferAllocations: Int { get }
     func nextFrame() throws -> VideoFrame?
 }
 
@@ -30,8 +31,9 @@ public final class MediaReader: FrameSource {
     public let containerName: String
     /// The length of the video stream, when the container says.
     public let duration: MediaTime?
-    /// True when the file has an audio stream (a `MediaWriter` given this reader keeps it).
-    public let hasAudio: Bool
+    /// The codec of the audio stream (`aac`, `opus`…), nil without audio. A `MediaWriter` given this
+    /// reader keeps that stream.
+    public let audioCodec: String?
     private let reader: any FrameReading
     private let decoder: LibavDecoder?
 
@@ -41,21 +43,19 @@ public final class MediaReader: FrameSource {
         self.path = path
         if path == "-" {
             let input = FileInput(descriptor: 0, name: "standard input", ownsDescriptor: false)
-            let y4m = try Y4MFrameReader(input: input, fileSize: nil)
-            reader = y4m
+            do {
+                reader = try Y4MFrameReader(input: input, fileSize: nil)
+            } catch MediaError.corrupt(_, Y4MHeader.missingSignature) {
+                throw MediaError.unsupportedInput(path: "standard input", reason: "only y4m is read from standard input")
+            }
             decoder = nil
             containerName = "yuv4mpegpipe"
             duration = nil
-            hasAudio = false
+            audioCodec = nil
             return
         }
         let size = try MediaReader.checkInput(path)
-        if try MediaReader.startsWithY4MSignature(path) {
-            let descriptor = open(path, O_RDONLY)
-            guard descriptor >= 0 else {
-                throw MediaError.unreadable(path: path, reason: String(cString: strerror(errno)))
-            }
-            let y4m = try Y4MFrameReader(input: FileInput(descriptor: descriptor, name: path, ownsDescriptor: true), fileSize: size)
+        if try MediaReader.startsWithY4MSignature(path), let y4m = try MediaReader.openY4M(path, size: size) {
             reader = y4m
             decoder = nil
             containerName = "yuv4mpegpipe"
@@ -63,7 +63,7 @@ public final class MediaReader: FrameSource {
                 MediaTime(value: Int64($0) * Int64(y4m.header.frameRate.denominator),
                           timescale: Int32(y4m.header.frameRate.numerator))
             }
-            hasAudio = false
+            audioCodec = nil
             return
         }
         let libav = try LibavFrameReader(url: path, name: path, threads: threads)
@@ -71,8 +71,11 @@ public final class MediaReader: FrameSource {
         decoder = libav.decoder
         containerName = libav.decoder.containerName
         duration = libav.decoder.duration
-        hasAudio = libav.decoder.hasAudio
+        audioCodec = libav.decoder.audioCodec
     }
+
+    /// True when the file has an audio stream.
+    public var hasAudio: Bool { audioCodec != nil }
 
     /// Pixel format, size, color and frame rate of the frames (no frame rate for still images).
     public var format: FrameFormat { reader.format }
@@ -83,6 +86,9 @@ public final class MediaReader: FrameSource {
     /// The next frame, nil at the end. Throws `MediaError.truncated` or `.corrupt` when the file breaks
     /// off or cannot be decoded mid-stream.
     public func nextFrame() throws -> VideoFrame? { try reader.nextFrame() }
+
+    /// Pixel buffers allocated so far (a steady state stops increasing it).
+    var bufferAllocations: Int { reader.bufferAllocations }
 
     /// Hands the audio track to a writer; nil without audio or after the first `nextFrame`.
     func attachAudio() -> AudioTrack? { decoder?.attachAudio() }
@@ -100,6 +106,20 @@ public final class MediaReader: FrameSource {
             throw MediaError.unreadable(path: path, reason: String(cString: strerror(errno)))
         }
         return Int(info.st_size)
+    }
+
+    /// The own y4m reader for `path`, nil for the chroma layouts it leaves to FFmpeg (4:2:2, 4:4:4, more
+    /// than 8 bits), which the libav reader converts.
+    private static func openY4M(_ path: String, size: Int) throws -> Y4MFrameReader? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw MediaError.unreadable(path: path, reason: String(cString: strerror(errno)))
+        }
+        do {
+            return try Y4MFrameReader(input: FileInput(descriptor: descriptor, name: path, ownsDescriptor: true), fileSize: size)
+        } catch MediaError.unsupportedInput {
+            return nil
+        }
     }
 
     /// True when the file begins with `YUV4MPEG2` (y4m is recognized by its bytes, not its name).

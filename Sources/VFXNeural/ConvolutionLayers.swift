@@ -20,143 +20,207 @@ struct WindowGeometry: Equatable {
         return ((input - kernel) / stride + 1, 0)
     }
 
+    /// Kernel arguments for the output rows `rows` only (the window of output row r starts at input row
+    /// r·strideY − padTop, so a band is the whole problem with the padding shifted by the band's start).
     func arguments(input: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, weights: UnsafePointer<Float>,
-                   bias: UnsafePointer<Float>, activation: Activation) -> ConvolutionArguments {
+                   bias: UnsafePointer<Float>, activation: Activation, rows: Range<Int>) -> ConvolutionArguments {
         ConvolutionArguments(input: input, inputHeight: inputHeight, inputWidth: inputWidth, inputChannels: inputChannels,
-                             output: output, outputHeight: outputHeight, outputWidth: outputWidth,
-                             outputChannels: outputChannels, kernelHeight: kernelHeight, kernelWidth: kernelWidth,
-                             strideY: strideY, strideX: strideX, padTop: padTop, padLeft: padLeft,
+                             output: output + rows.lowerBound * outputWidth * outputChannels, outputHeight: rows.count,
+                             outputWidth: outputWidth, outputChannels: outputChannels, kernelHeight: kernelHeight,
+                             kernelWidth: kernelWidth, strideY: strideY, strideX: strideX,
+                             padTop: padTop - rows.lowerBound * strideY, padLeft: padLeft,
                              weights: weights, bias: bias, lower: activation.lower, upper: activation.upper)
     }
+
+    /// Multiply-adds of a full convolution with this window (depthwise: divide by the input channels).
+    var multiplyAdds: Int { outputHeight * outputWidth * outputChannels * kernelHeight * kernelWidth * inputChannels }
 }
 
 /// A matrix multiply with packed weights: 1×1 convolutions with stride 1 (rows = pixels) and fully
 /// connected layers (rows = batch).
 final class MatrixMultiplyLayer: Layer {
     let kernels: KernelSet
+    let parallel: Parallel
     let input: Int, output: Int
+    /// A tensor shaped like the output added before the activation (a fused residual ADD).
+    let residual: Int?
     let rows: Int, depth: Int, columns: Int
     let weights: AlignedFloats, bias: AlignedFloats
     let activation: Activation
 
     /// `weights` is `columns × depth`, output channel major.
-    init(kernels: KernelSet, input: Int, output: Int, rows: Int, depth: Int, columns: Int, weights: [Float],
-         bias: [Float], activation: Activation) {
+    init(kernels: KernelSet, parallel: Parallel = Parallel(threads: 1), input: Int, residual: Int? = nil, output: Int,
+         rows: Int, depth: Int, columns: Int, weights: [Float], bias: [Float], activation: Activation) {
         self.kernels = kernels
-        self.input = input; self.output = output
+        self.parallel = parallel
+        self.input = input; self.output = output; self.residual = residual
         self.rows = rows; self.depth = depth; self.columns = columns
-        self.weights = AlignedFloats(packGEMMWeights(weights, columns: columns, depth: depth, width: kernels.gemmWidth))
-        self.bias = AlignedFloats(padBias(bias, width: kernels.gemmWidth))
+        let layout = kernels.gemmLayout(columns: columns)
+        self.weights = AlignedFloats(packGEMMWeights(weights, columns: columns, depth: depth, layout: layout))
+        self.bias = AlignedFloats(padBias(bias, layout: layout))
         self.activation = activation
     }
 
     func run(_ arena: UnsafeMutablePointer<Float>) {
-        kernels.gemm(GEMMArguments(a: arena + input, lda: depth, rows: rows, depth: depth, packed: weights.pointer,
-                                   columns: columns, bias: bias.pointer, c: arena + output, ldc: columns,
-                                   lower: activation.lower, upper: activation.upper))
+        parallel.forEachChunk(of: rows, work: rows * depth * columns) { band, _ in
+            kernels.gemm(GEMMArguments(a: arena + input + band.lowerBound * depth, lda: depth, rows: band.count,
+                                       depth: depth, packed: weights.pointer, columns: columns, bias: bias.pointer,
+                                       c: arena + output + band.lowerBound * columns, ldc: columns,
+                                       residual: residual.map { UnsafePointer(arena + $0 + band.lowerBound * columns) },
+                                       lower: activation.lower, upper: activation.upper))
+        }
     }
 }
 
 /// A full convolution (any kernel size, stride and padding) by im2col bands and GEMM.
 final class ConvolutionLayer: Layer {
     let kernels: KernelSet
+    let parallel: Parallel
     let input: Int, output: Int, scratch: Int
     let geometry: WindowGeometry
     let weights: AlignedFloats, bias: AlignedFloats
     let activation: Activation
 
-    /// Floats of arena scratch the layer needs for its im2col band.
-    static func scratchCount(_ geometry: WindowGeometry) -> Int {
-        convolutionScratchCount(depth: geometry.kernelHeight * geometry.kernelWidth * geometry.inputChannels)
+    /// Floats of arena scratch the layer needs for its im2col bands (one per thread).
+    static func scratchCount(_ geometry: WindowGeometry, threads: Int = 1) -> Int {
+        convolutionScratchCount(depth: geometry.kernelHeight * geometry.kernelWidth * geometry.inputChannels) * threads
     }
 
     /// `weights` is TFLite's `[outC][kh][kw][inC]`.
-    init(kernels: KernelSet, input: Int, output: Int, scratch: Int, geometry: WindowGeometry, weights: [Float],
-         bias: [Float], activation: Activation) {
+    init(kernels: KernelSet, parallel: Parallel = Parallel(threads: 1), input: Int, output: Int, scratch: Int,
+         geometry: WindowGeometry, weights: [Float], bias: [Float], activation: Activation) {
         self.kernels = kernels
+        self.parallel = parallel
         self.input = input; self.output = output; self.scratch = scratch
         self.geometry = geometry
         let depth = geometry.kernelHeight * geometry.kernelWidth * geometry.inputChannels
-        self.weights = AlignedFloats(packGEMMWeights(weights, columns: geometry.outputChannels, depth: depth,
-                                                     width: kernels.gemmWidth))
-        self.bias = AlignedFloats(padBias(bias, width: kernels.gemmWidth))
+        let layout = kernels.gemmLayout(columns: geometry.outputChannels)
+        self.weights = AlignedFloats(packGEMMWeights(weights, columns: geometry.outputChannels, depth: depth, layout: layout))
+        self.bias = AlignedFloats(padBias(bias, layout: layout))
         self.activation = activation
     }
 
     func run(_ arena: UnsafeMutablePointer<Float>) {
-        kernels.convolution(geometry.arguments(input: arena + input, output: arena + output, weights: weights.pointer,
-                                               bias: bias.pointer, activation: activation), arena + scratch)
+        let band = ConvolutionLayer.scratchCount(geometry)
+        parallel.forEachChunk(of: geometry.outputHeight, work: geometry.multiplyAdds) { rows, chunk in
+            kernels.convolution(geometry.arguments(input: arena + input, output: arena + output, weights: weights.pointer,
+                                                   bias: bias.pointer, activation: activation, rows: rows),
+                                arena + scratch + chunk * band)
+        }
     }
 }
 
 /// A depthwise convolution (depth multiplier 1).
 final class DepthwiseConvolutionLayer: Layer {
     let kernels: KernelSet
+    let parallel: Parallel
     let input: Int, output: Int
     let geometry: WindowGeometry
     let weights: AlignedFloats, bias: AlignedFloats
     let activation: Activation
 
     /// `weights` is TFLite's `[1][kh][kw][channels]`.
-    init(kernels: KernelSet, input: Int, output: Int, geometry: WindowGeometry, weights: [Float], bias: [Float],
-         activation: Activation) {
+    init(kernels: KernelSet, parallel: Parallel = Parallel(threads: 1), input: Int, output: Int,
+         geometry: WindowGeometry, weights: [Float], bias: [Float], activation: Activation) {
         self.kernels = kernels
+        self.parallel = parallel
         self.input = input; self.output = output
         self.geometry = geometry
         self.weights = AlignedFloats(packDepthwiseWeights(weights, taps: geometry.kernelHeight * geometry.kernelWidth,
                                                           channels: geometry.inputChannels))
-        self.bias = AlignedFloats(padBias(bias, width: 16))
+        self.bias = AlignedFloats(bias + [Float](repeating: 0, count: (16 - bias.count % 16) % 16))
         self.activation = activation
     }
 
     func run(_ arena: UnsafeMutablePointer<Float>) {
-        kernels.depthwise(geometry.arguments(input: arena + input, output: arena + output, weights: weights.pointer,
-                                             bias: bias.pointer, activation: activation))
+        parallel.forEachChunk(of: geometry.outputHeight, work: geometry.multiplyAdds / max(geometry.inputChannels, 1)) {
+            rows, _ in
+            kernels.depthwise(geometry.arguments(input: arena + input, output: arena + output, weights: weights.pointer,
+                                                 bias: bias.pointer, activation: activation, rows: rows))
+        }
     }
 }
 
 /// MediaPipe's `Convolution2DTransposeBias`: every input pixel adds its kh×kw block of
 /// `dot(input channels, weights)` to the output (which starts as the bias), at stride × its position
-/// minus the padding. The dot products of all pixels are one GEMM into scratch, then scattered.
+/// minus the padding.
+///
+/// When the blocks tile the output exactly (stride = kernel size, no padding, as in the selfie models),
+/// kernel row ky of input row y is one GEMM whose results land directly, contiguously, in output row
+/// y·kh + ky. Otherwise all pixels' blocks are one GEMM into scratch, then added where they land.
 final class TransposeConvolutionLayer: Layer {
     let kernels: KernelSet
     let input: Int, output: Int, scratch: Int
     let geometry: WindowGeometry
-    /// GEMM panels of `[kh·kw·outC]` columns over `inC`.
-    let weights: AlignedFloats, zeros: AlignedFloats
+    /// Whether the blocks tile the output exactly.
+    let tiles: Bool
+    /// Tiling: one GEMM panel set per kernel row, columns `[kw][outC]`. Otherwise one set, columns
+    /// `[kh][kw][outC]`. Both over `inC`.
+    let weights: [AlignedFloats]
+    /// Tiling: the bias repeated for each kw, padded. Otherwise zeros.
+    let gemmBias: AlignedFloats
     let bias: [Float]
 
-    static func scratchCount(_ geometry: WindowGeometry) -> Int {
-        geometry.inputHeight * geometry.inputWidth * geometry.kernelHeight * geometry.kernelWidth * geometry.outputChannels
+    static func tiles(_ g: WindowGeometry) -> Bool {
+        g.strideY == g.kernelHeight && g.strideX == g.kernelWidth && g.padTop == 0 && g.padLeft == 0
+            && g.outputHeight == g.inputHeight * g.kernelHeight && g.outputWidth == g.inputWidth * g.kernelWidth
+    }
+
+    static func scratchCount(_ g: WindowGeometry) -> Int {
+        tiles(g) ? 0 : g.inputHeight * g.inputWidth * g.kernelHeight * g.kernelWidth * g.outputChannels
     }
 
     /// `weights` is `[outC][kh][kw][inC]` as the file stores it; `geometry` describes the transposed
     /// window (input → output upsampling).
-    init(kernels: KernelSet, input: Int, output: Int, scratch: Int, geometry: WindowGeometry, weights: [Float],
+    init(kernels: KernelSet, input: Int, output: Int, scratch: Int, geometry g: WindowGeometry, weights: [Float],
          bias: [Float]) {
         self.kernels = kernels
         self.input = input; self.output = output; self.scratch = scratch
-        self.geometry = geometry
-        let taps = geometry.kernelHeight * geometry.kernelWidth
-        let outC = geometry.outputChannels, inC = geometry.inputChannels
-        var columns = [Float](repeating: 0, count: weights.count)
-        for o in 0..<outC {
-            for t in 0..<taps {
-                for i in 0..<inC { columns[((t * outC + o) * inC) + i] = weights[(o * taps + t) * inC + i] }
+        self.geometry = g
+        tiles = Self.tiles(g)
+        let outC = g.outputChannels, inC = g.inputChannels, kh = g.kernelHeight, kw = g.kernelWidth
+        /// GEMM weights (columns × inC) for the taps of kernel rows `rows`, columns ordered [ky][kx][o].
+        func columns(_ rows: Range<Int>) -> [Float] {
+            var result: [Float] = []
+            for ky in rows {
+                for kx in 0..<kw {
+                    for o in 0..<outC {
+                        let start: Int = ((o * kh + ky) * kw + kx) * inC
+                        result.append(contentsOf: weights[start..<start + inC])
+                    }
+                }
             }
+            return result
         }
-        self.weights = AlignedFloats(packGEMMWeights(columns, columns: taps * outC, depth: inC, width: kernels.gemmWidth))
-        zeros = AlignedFloats(count: (taps * outC + kernels.gemmWidth - 1) / kernels.gemmWidth * kernels.gemmWidth)
+        let columnCount = tiles ? kw * outC : kh * kw * outC
+        let layout = kernels.gemmLayout(columns: columnCount)
+        self.weights = (tiles ? (0..<kh).map { $0..<$0 + 1 } : [0..<kh]).map {
+            AlignedFloats(packGEMMWeights(columns($0), columns: columnCount, depth: inC, layout: layout))
+        }
+        let repeated = tiles ? (0..<kw).flatMap { _ in bias } : [Float](repeating: 0, count: columnCount)
+        gemmBias = AlignedFloats(padBias(repeated, layout: layout))
         self.bias = bias
     }
 
     func run(_ arena: UnsafeMutablePointer<Float>) {
         let g = geometry
-        let outC = g.outputChannels, taps = g.kernelHeight * g.kernelWidth, blocks = arena + scratch
-        kernels.gemm(GEMMArguments(a: arena + input, lda: g.inputChannels, rows: g.inputHeight * g.inputWidth,
-                                   depth: g.inputChannels, packed: weights.pointer, columns: taps * outC,
-                                   bias: zeros.pointer, c: blocks, ldc: taps * outC, lower: -.infinity, upper: .infinity))
-        let out = arena + output
+        let outC = g.outputChannels, inC = g.inputChannels, kh = g.kernelHeight, kw = g.kernelWidth
+        let out = arena + output, source = arena + input
+        if tiles {
+            for y in 0..<g.inputHeight {
+                for ky in 0..<kh {
+                    kernels.gemm(GEMMArguments(a: source + y * g.inputWidth * inC, lda: inC, rows: g.inputWidth, depth: inC,
+                                               packed: weights[ky].pointer, columns: kw * outC, bias: gemmBias.pointer,
+                                               c: out + (y * kh + ky) * g.outputWidth * outC, ldc: kw * outC,
+                                               lower: -.infinity, upper: .infinity))
+                }
+            }
+            return
+        }
+        let blocks = arena + scratch
+        kernels.gemm(GEMMArguments(a: source, lda: inC, rows: g.inputHeight * g.inputWidth, depth: inC,
+                                   packed: weights[0].pointer, columns: kh * kw * outC, bias: gemmBias.pointer,
+                                   c: blocks, ldc: kh * kw * outC, lower: -.infinity, upper: .infinity))
         bias.withUnsafeBufferPointer { bias in
             for pixel in 0..<(g.outputHeight * g.outputWidth) {
                 for c in 0..<outC { out[pixel * outC + c] = bias[c] }
@@ -165,9 +229,9 @@ final class TransposeConvolutionLayer: Layer {
         var block = UnsafePointer(blocks)
         for y in 0..<g.inputHeight {
             for x in 0..<g.inputWidth {
-                for ky in 0..<g.kernelHeight {
+                for ky in 0..<kh {
                     let oy = y * g.strideY + ky - g.padTop
-                    for kx in 0..<g.kernelWidth {
+                    for kx in 0..<kw {
                         let ox = x * g.strideX + kx - g.padLeft
                         if oy >= 0 && oy < g.outputHeight && ox >= 0 && ox < g.outputWidth {
                             let target = out + (oy * g.outputWidth + ox) * outC

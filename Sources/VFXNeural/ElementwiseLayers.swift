@@ -35,24 +35,15 @@ final class BinaryLayer: Layer {
         let a = arena + first, b = arena + second, out = arena + output
         switch broadcast {
         case .none:
-            switch operation {
-            case .add: elementwise(a, b, out, count, stride: 1) { $0 + $1 }
-            case .multiply: elementwise(a, b, out, count, stride: 1) { $0 * $1 }
-            }
+            elementwise(a, b, out, count, stride: 1)
         case .channels(let channels):
             var offset = 0
             while offset < count {
-                switch operation {
-                case .add: elementwise(a + offset, b, out + offset, channels, stride: 1) { $0 + $1 }
-                case .multiply: elementwise(a + offset, b, out + offset, channels, stride: 1) { $0 * $1 }
-                }
+                elementwise(a + offset, b, out + offset, channels, stride: 1)
                 offset += channels
             }
         case .scalar:
-            switch operation {
-            case .add: elementwise(a, b, out, count, stride: 0) { $0 + $1 }
-            case .multiply: elementwise(a, b, out, count, stride: 0) { $0 * $1 }
-            }
+            elementwise(a, b, out, count, stride: 0)
         case .general(let shape, let strideA, let strideB):
             var index = 0
             for i0 in 0..<shape[0] {
@@ -71,21 +62,21 @@ final class BinaryLayer: Layer {
         }
     }
 
-    /// `out[i] = clamp(f(a[i], b[i·stride]))`, 16 lanes at a time (stride 0 repeats `b[0]`).
+    /// `out[i] = clamp(a[i] ∘ b[i·stride])`, 16 lanes at a time (stride 0 repeats `b[0]`).
     @inline(__always)
     private func elementwise(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ out: UnsafeMutablePointer<Float>,
-                             _ count: Int, stride: Int, _ f: (SIMD16<Float>, SIMD16<Float>) -> SIMD16<Float>) {
-        let lower = activation.lower, upper = activation.upper
+                             _ count: Int, stride: Int) {
+        let lower = activation.lower, upper = activation.upper, add = operation == .add
         var i = 0
         while i + 16 <= count {
+            let x = SIMD16<Float>(loadingFrom: a + i)
             let y = stride == 0 ? SIMD16(repeating: b[0]) : SIMD16(loadingFrom: b + i)
-            f(SIMD16(loadingFrom: a + i), y).clamped(lower, upper).store(to: out + i)
+            (add ? x + y : x * y).clamped(lower, upper).store(to: out + i)
             i += 16
         }
         while i < count {
-            let y = SIMD16<Float>(repeating: b[i * stride])
-            let value = f(SIMD16(repeating: a[i]), y)[0]
-            out[i] = min(max(value, lower), upper)
+            let x = a[i], y = b[i * stride]
+            out[i] = min(max(add ? x + y : x * y, lower), upper)
             i += 1
         }
     }
@@ -105,30 +96,35 @@ final class ActivationLayer: Layer {
 
     func run(_ arena: UnsafeMutablePointer<Float>) {
         let x = arena + input, y = arena + output
+        var i = 0
         switch function {
         case .clamp(let activation):
-            map(x, y) { $0.clamped(activation.lower, activation.upper) }
+            while i + 16 <= count {
+                SIMD16<Float>(loadingFrom: x + i).clamped(activation.lower, activation.upper).store(to: y + i)
+                i += 16
+            }
+            while i < count {
+                y[i] = min(max(x[i], activation.lower), activation.upper)
+                i += 1
+            }
         case .hardSwish:
-            map(x, y) { $0 * ($0 + 3).clamped(0, 6) * (1 / 6) }
+            while i + 16 <= count {
+                let v = SIMD16<Float>(loadingFrom: x + i)
+                (v * (v + 3).clamped(0, 6) * (1 / 6)).store(to: y + i)
+                i += 16
+            }
+            while i < count {
+                y[i] = x[i] * min(max(x[i] + 3, 0), 6) / 6
+                i += 1
+            }
         case .logistic:
-            for i in 0..<count { y[i] = 1 / (1 + Foundation.exp(-x[i])) }
-        }
-    }
-
-    @inline(__always)
-    private func map(_ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, _ f: (SIMD16<Float>) -> SIMD16<Float>) {
-        var i = 0
-        while i + 16 <= count {
-            f(SIMD16(loadingFrom: x + i)).store(to: y + i)
-            i += 16
-        }
-        while i < count {
-            y[i] = f(SIMD16(repeating: x[i]))[0]
-            i += 1
+            while i < count {
+                y[i] = 1 / (1 + Foundation.exp(-x[i]))
+                i += 1
+            }
         }
     }
 }
-
 /// PRELU with one slope per channel: `x ≥ 0 ? x : slope·x`.
 final class PReLULayer: Layer {
     let input: Int, output: Int, count: Int

@@ -68,21 +68,26 @@ public final class NeuralModel {
     let program: Program
 
     /// Loads and prepares a model; `threads` > 1 splits the largest convolutions across that many threads.
-    public init(contentsOf url: URL, threads: Int = 1) throws {
-        self.url = url
-        let file = url.lastPathComponent
-        guard threads >= 1 && threads <= 64 else {
-            throw NeuralError("\(file): threads must be 1...64, got \(threads)")
-        }
+    public convenience init(contentsOf url: URL, threads: Int = 1) throws {
         let data: Data
         do {
             data = try Data(contentsOf: url)
         } catch {
             throw NeuralError("\(url.path): cannot read the model file (\(error.localizedDescription))")
         }
+        try self.init(bytes: [UInt8](data), url: url, threads: threads, kernels: selectedKernels())
+    }
+
+    /// Prepares a model from the bytes of a .tflite file; `url` names it in errors.
+    init(bytes: [UInt8], url: URL, threads: Int, kernels: KernelSet) throws {
+        self.url = url
+        let file = url.lastPathComponent
+        guard threads >= 1 && threads <= 64 else {
+            throw NeuralError("\(file): threads must be 1...64, got \(threads)")
+        }
         do {
-            let model = try TFLiteFile(bytes: [UInt8](data))
-            let program = try ProgramBuilder(model: model, kernels: selectedKernels(), threads: threads).build()
+            let model = try TFLiteFile(bytes: bytes)
+            let program = try ProgramBuilder(model: model, kernels: kernels, threads: threads).build()
             self.program = program
             inputs = program.inputs.map { TensorInfo(name: $0.name, shape: $0.shape) }
             outputs = program.outputs.map { TensorInfo(name: $0.name, shape: $0.shape) }
@@ -92,6 +97,8 @@ public final class NeuralModel {
             throw NeuralError("\(file): malformed model: \(error.message)")
         } catch let error as ModelError {
             throw NeuralError("\(file): \(error.message)")
+        } catch {
+            throw NeuralError("\(file): \(error)")
         }
     }
 

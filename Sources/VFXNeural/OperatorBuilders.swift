@@ -73,24 +73,26 @@ extension ProgramBuilder {
                                           outputHeight: vertical.output, outputWidth: horizontal.output,
                                           outputChannels: outChannels, kernelHeight: kh, kernelWidth: kw,
                                           strideY: strideY, strideX: strideX, padTop: padTop, padLeft: padLeft)
-            let kernels = self.kernels
+            let kernels = self.kernels, parallel = Parallel(threads: threads)
             state.multiplyAdds += vertical.output * horizontal.output * outChannels * kh * kw * (depthwise ? 1 : channels)
             if depthwise {
-                add(Step(name: code.name, inputs: [source], output: output, activation: activation) { i, o, _, a in
-                    DepthwiseConvolutionLayer(kernels: kernels, input: i[0], output: o, geometry: geometry,
-                                              weights: weights, bias: biasValues, activation: a)
+                add(Step(inputs: [source], output: output, activation: activation) { i, o, _, a in
+                    DepthwiseConvolutionLayer(kernels: kernels, parallel: parallel, input: i[0], output: o,
+                                              geometry: geometry, weights: weights, bias: biasValues, activation: a)
                 })
             } else if kh == 1 && kw == 1 && strideX == 1 && strideY == 1 && padTop == 0 && padLeft == 0
                         && geometry.outputHeight == height && geometry.outputWidth == width {
-                add(Step(name: code.name, inputs: [source], output: output, activation: activation) { i, o, _, a in
-                    MatrixMultiplyLayer(kernels: kernels, input: i[0], output: o, rows: height * width, depth: channels,
-                                        columns: outChannels, weights: weights, bias: biasValues, activation: a)
+                add(Step(inputs: [source], output: output, activation: activation, acceptsResidual: true) { i, o, _, a in
+                    MatrixMultiplyLayer(kernels: kernels, parallel: parallel, input: i[0], residual: i.count > 1 ? i[1] : nil,
+                                        output: o, rows: height * width, depth: channels, columns: outChannels,
+                                        weights: weights, bias: biasValues, activation: a)
                 })
             } else {
-                add(Step(name: code.name, inputs: [source], output: output,
-                         scratch: ConvolutionLayer.scratchCount(geometry), activation: activation) { i, o, s, a in
-                    ConvolutionLayer(kernels: kernels, input: i[0], output: o, scratch: s, geometry: geometry,
-                                     weights: weights, bias: biasValues, activation: a)
+                add(Step(inputs: [source], output: output,
+                         scratch: ConvolutionLayer.scratchCount(geometry, threads: threads), activation: activation) {
+                    i, o, s, a in
+                    ConvolutionLayer(kernels: kernels, parallel: parallel, input: i[0], output: o, scratch: s,
+                                     geometry: geometry, weights: weights, bias: biasValues, activation: a)
                 })
             }
 
@@ -109,7 +111,7 @@ extension ProgramBuilder {
             let biasValues = try bias(op, index: 2, channels: columns, state)
             let kernels = self.kernels
             state.multiplyAdds += rows * columns * depth
-            add(Step(name: code.name, inputs: [source], output: output, activation: activation) { i, o, _, a in
+            add(Step(inputs: [source], output: output, activation: activation) { i, o, _, a in
                 MatrixMultiplyLayer(kernels: kernels, input: i[0], output: o, rows: rows, depth: depth, columns: columns,
                                     weights: weights, bias: biasValues, activation: a)
             })
@@ -145,7 +147,22 @@ extension ProgramBuilder {
             }
             let operation: BinaryLayer.Operation = code.builtin == BuiltinOperator.add ? .add : .multiply
             let activation = try Activation(code: op.option(0, default: Int8(0)))
-            add(Step(name: code.name, inputs: [first, second], output: output, activation: activation) { i, o, _, a in
+            // A residual ADD after a 1×1 convolution becomes part of it: the convolution starts its sums from
+            // the other operand, which must be computed before the convolution runs.
+            for (product, residual) in [(first, second), (second, first)] where operation == .add && broadcast == .none {
+                guard let index = state.producer[product], state.steps[index].acceptsResidual,
+                      state.steps[index].activation == Activation.none, state.steps[index].inputs.count == 1,
+                      !state.steps[index].removed, state.consumers[product] == 1,
+                      !state.graphOutputs.contains(product), state.producer[residual].map({ $0 < index }) ?? true
+                else { continue }
+                state.steps[index].inputs.append(residual)
+                state.steps[index].activation = activation
+                state.steps[index].output = output
+                state.available.insert(output)
+                state.producer[output] = index
+                return
+            }
+            add(Step(inputs: [first, second], output: output, activation: activation) { i, o, _, a in
                 BinaryLayer(operation: operation, first: i[0], second: i[1], output: o, count: total,
                             broadcast: broadcast, activation: a)
             })
@@ -163,7 +180,7 @@ extension ProgramBuilder {
                 return
             }
             let total = count(output)
-            add(Step(name: code.name, inputs: [source], output: output) { i, o, _, _ in
+            add(Step(inputs: [source], output: output) { i, o, _, _ in
                 ActivationLayer(function: .clamp(clamp), input: i[0], output: o, count: total)
             })
 
@@ -172,7 +189,7 @@ extension ProgramBuilder {
             guard count(source) == count(output) else { throw ModelError("input and output sizes differ") }
             let function: ActivationLayer.Function = code.builtin == BuiltinOperator.hardSwish ? .hardSwish : .logistic
             let total = count(output)
-            add(Step(name: code.name, inputs: [source], output: output) { i, o, _, _ in
+            add(Step(inputs: [source], output: output) { i, o, _, _ in
                 ActivationLayer(function: function, input: i[0], output: o, count: total)
             })
 
@@ -184,7 +201,7 @@ extension ProgramBuilder {
                 throw ModelError("PRELU needs one slope per channel")
             }
             let total = count(output)
-            add(Step(name: code.name, inputs: [source], output: output) { i, o, _, _ in
+            add(Step(inputs: [source], output: output) { i, o, _, _ in
                 PReLULayer(input: i[0], output: o, count: total, slopes: slopes)
             })
 
@@ -201,7 +218,7 @@ extension ProgramBuilder {
             let after = (0..<4).map { $0 < lead ? 0 : paddings[2 * ($0 - lead) + 1] }
             let outputShape = (0..<4).map { inputShape[$0] + before[$0] + after[$0] }
             guard try rank4(shape(output)) == outputShape else { throw ModelError("output shape does not match the padding") }
-            add(Step(name: code.name, inputs: [source], output: output) { i, o, _, _ in
+            add(Step(inputs: [source], output: output) { i, o, _, _ in
                 PadLayer(input: i[0], output: o, inputShape: inputShape, outputShape: outputShape, before: before)
             })
             if before[0] == 0, after[0] == 0, before[3] == 0, after[3] == 0, rank == 4 {
@@ -227,7 +244,7 @@ extension ProgramBuilder {
                                           outputChannels: channels, kernelHeight: kh, kernelWidth: kw, strideY: strideY,
                                           strideX: strideX, padTop: vertical.padBefore, padLeft: horizontal.padBefore)
             let kind: PoolingLayer.Kind = code.builtin == BuiltinOperator.maxPool2D ? .maximum : .average
-            add(Step(name: code.name, inputs: [source], output: output) { i, o, _, _ in
+            add(Step(inputs: [source], output: output) { i, o, _, _ in
                 PoolingLayer(kind: kind, input: i[0], output: o, geometry: geometry, activation: activation)
             })
 
@@ -243,14 +260,14 @@ extension ProgramBuilder {
             }
             let kept = (0..<4).filter { !reduced.contains($0) }.reduce(1) { $0 * inputShape[$1] }
             guard count(output) == kept else { throw ModelError("output size does not match the reduction") }
-            add(Step(name: code.name, inputs: [source], output: output) { i, o, _, _ in
+            add(Step(inputs: [source], output: output) { i, o, _, _ in
                 MeanLayer(input: i[0], output: o, shape: inputShape, reduced: reduced)
             })
 
         case BuiltinOperator.reshape:
             let source = try runtime(input(0), &state)
             guard count(source) == count(output) else { throw ModelError("RESHAPE changes the element count") }
-            add(Step(name: code.name, inputs: [source], output: output, aliasesInput: true) { _, _, _, _ in nil })
+            add(Step(inputs: [source], output: output, aliasesInput: true) { _, _, _, _ in nil })
 
         case BuiltinOperator.concatenation:
             let sources = try op.inputs.map { tensor throws -> Int in
@@ -274,7 +291,7 @@ extension ProgramBuilder {
             let outer = outputShape[..<axis].reduce(1, *)
             let runs = sources.map { shape($0)[axis...].reduce(1, *) }
             let activation = try Activation(code: op.option(1, default: Int8(0)))
-            add(Step(name: code.name, inputs: sources, output: output) { i, o, _, _ in
+            add(Step(inputs: sources, output: output) { i, o, _, _ in
                 ConcatenationLayer(inputs: i, output: o, outer: outer, runs: runs, activation: activation)
             })
 
@@ -286,7 +303,7 @@ extension ProgramBuilder {
             // ResizeBilinearOptions: 0/1 deprecated sizes, 2 align_corners, 3 half_pixel_centers.
             let alignCorners = try op.option(2, default: UInt8(0)) != 0
             let halfPixel = try op.option(3, default: UInt8(0)) != 0
-            add(Step(name: code.name, inputs: [source], output: output) { i, o, _, _ in
+            add(Step(inputs: [source], output: output) { i, o, _, _ in
                 ResizeBilinearLayer(input: i[0], output: o, inputHeight: height, inputWidth: width, outputHeight: outHeight,
                                     outputWidth: outWidth, channels: channels, alignCorners: alignCorners,
                                     halfPixelCenters: halfPixel)
@@ -300,7 +317,7 @@ extension ProgramBuilder {
             guard block >= 1, block <= 64, channels % (block * block) == 0 else { throw ModelError("bad block size \(block)") }
             let outChannels = channels / (block * block)
             try expectShape(output, [1, height * block, width * block, outChannels])
-            add(Step(name: code.name, inputs: [source], output: output) { i, o, _, _ in
+            add(Step(inputs: [source], output: output) { i, o, _, _ in
                 DepthToSpaceLayer(input: i[0], output: o, height: height, width: width, block: block,
                                   outputChannels: outChannels)
             })
@@ -334,7 +351,7 @@ extension ProgramBuilder {
                                           padTop: vertical.padBefore, padLeft: horizontal.padBefore)
             state.multiplyAdds += height * width * channels * outChannels * kh * kw
             let kernels = self.kernels
-            add(Step(name: code.name, inputs: [source], output: output,
+            add(Step(inputs: [source], output: output,
                      scratch: TransposeConvolutionLayer.scratchCount(geometry)) { i, o, s, _ in
                 TransposeConvolutionLayer(kernels: kernels, input: i[0], output: o, scratch: s, geometry: geometry,
                                           weights: weights, bias: biasValues)
@@ -374,6 +391,9 @@ extension ProgramBuilder {
             items.append(ArenaItem(id: -1 - index, count: step.scratch, first: index, last: index))
         }
         let (offsets, size) = planArena(items)
+        guard size <= TFLiteFile.maximumElements * 2 else {
+            throw ModelError("the intermediate tensors need \(size * 4 / 1_048_576) MiB, more than the 512 MiB allowed")
+        }
         let arena = AlignedFloats(count: size + 64)
         for (tensor, values) in state.arenaConstants {
             for (index, value) in values.enumerated() { arena.pointer[(offsets[tensor] ?? 0) + index] = value }

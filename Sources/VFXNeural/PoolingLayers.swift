@@ -1,3 +1,5 @@
+import VFXNeuralKernels
+
 /// MAX_POOL_2D and AVERAGE_POOL_2D over NHWC windows; the average counts only the window's in-bounds
 /// elements, as TFLite does.
 final class PoolingLayer: Layer {
@@ -17,32 +19,52 @@ final class PoolingLayer: Layer {
 
     func run(_ arena: UnsafeMutablePointer<Float>) {
         let g = geometry, channels = g.inputChannels
-        let source = arena + input
         for oy in 0..<g.outputHeight {
             let iy0 = oy * g.strideY - g.padTop
-            let yRange = max(0, iy0)..<min(g.inputHeight, iy0 + g.kernelHeight)
+            let rows = max(0, iy0)..<min(g.inputHeight, iy0 + g.kernelHeight)
             for ox in 0..<g.outputWidth {
                 let ix0 = ox * g.strideX - g.padLeft
-                let xRange = max(0, ix0)..<min(g.inputWidth, ix0 + g.kernelWidth)
+                let columns = max(0, ix0)..<min(g.inputWidth, ix0 + g.kernelWidth)
                 let out = arena + output + (oy * g.outputWidth + ox) * channels
-                let scale = 1 / Float(max(yRange.count * xRange.count, 1))
                 var c = 0
+                while c + 16 <= channels {
+                    pool(SIMD16<Float>.self, arena + input + c, rows, columns, out + c)
+                    c += 16
+                }
+                if c + 8 <= channels {
+                    pool(SIMD8<Float>.self, arena + input + c, rows, columns, out + c)
+                    c += 8
+                }
                 while c < channels {
-                    let lanes = min(16, channels - c)
-                    var value = SIMD16<Float>(repeating: kind == .maximum ? -.infinity : 0)
-                    for y in yRange {
-                        for x in xRange {
-                            let pixel = source + (y * g.inputWidth + x) * channels + c
-                            let v = lanes == 16 ? SIMD16<Float>(loadingFrom: pixel) : partialLoad(pixel, lanes)
-                            value = kind == .maximum ? value.lanewiseMaximum(v) : value + v
+                    var value: Float = kind == .maximum ? -.infinity : 0
+                    for y in rows {
+                        for x in columns {
+                            let v = arena[input + (y * g.inputWidth + x) * channels + c]
+                            value = kind == .maximum ? max(value, v) : value + v
                         }
                     }
-                    if kind == .average { value *= scale }
-                    value.clamped(activation.lower, activation.upper).store(to: out + c, count: lanes)
-                    c += 16
+                    if kind == .average { value /= Float(max(rows.count * columns.count, 1)) }
+                    out[c] = min(max(value, activation.lower), activation.upper)
+                    c += 1
                 }
             }
         }
+    }
+
+    /// One vector of channels of one output pixel over the window's in-bounds `rows` × `columns`.
+    @inline(__always)
+    private func pool<V: FloatVector>(_ vector: V.Type, _ source: UnsafePointer<Float>, _ rows: Range<Int>,
+                                      _ columns: Range<Int>, _ out: UnsafeMutablePointer<Float>) {
+        let width = geometry.inputWidth, channels = geometry.inputChannels
+        var value = V(repeating: kind == .maximum ? -.infinity : 0)
+        for y in rows {
+            for x in columns {
+                let v = V(loadingFrom: source + (y * width + x) * channels)
+                value = kind == .maximum ? value.lanewiseMaximum(v) : value + v
+            }
+        }
+        if kind == .average { value *= 1 / Float(max(rows.count * columns.count, 1)) }
+        value.clamped(activation.lower, activation.upper).store(to: out)
     }
 }
 
@@ -85,12 +107,4 @@ final class MeanLayer: Layer {
         }
         for i in 0..<outputCount { y[i] *= scale }
     }
-}
-
-/// The first `lanes` floats at `pointer`, zeros after.
-@inline(__always)
-func partialLoad(_ pointer: UnsafePointer<Float>, _ lanes: Int) -> SIMD16<Float> {
-    var value = SIMD16<Float>()
-    for lane in 0..<lanes { value[lane] = pointer[lane] }
-    return value
 }

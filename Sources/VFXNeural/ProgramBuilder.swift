@@ -15,7 +15,6 @@ struct ProgramBuilder {
 
     /// One runtime step before the arena is planned.
     struct Step {
-        var name: String
         var inputs: [Int]
         var output: Int
         var scratch = 0
@@ -23,6 +22,8 @@ struct ProgramBuilder {
         var aliasesInput = false
         /// Steps that can absorb a following RELU/RELU6 carry their activation here.
         var activation: Activation?
+        /// 1×1 convolutions can absorb a following residual ADD (as a second input).
+        var acceptsResidual = false
         var removed = false
         /// Makes the layer from the planned offsets of `inputs`, `output`, scratch, and the final activation.
         var make: (_ inputs: [Int], _ output: Int, _ scratch: Int, _ activation: Activation) -> (any Layer)?
@@ -38,6 +39,8 @@ struct ProgramBuilder {
                 try buildOperator(op, state: &state)
             } catch let error as ModelError {
                 throw ModelError("operator \(index) (\(op.code.name)): \(error.message)")
+            } catch let error as FlatBufferError {
+                throw ModelError("operator \(index) (\(op.code.name)): malformed: \(error.message)")
             }
         }
         return try finish(state)

@@ -14,8 +14,8 @@ struct TFLiteFile: Sendable {
     var buffers: [Range<Int>]
     let bytes: [UInt8]
 
-    /// Largest element count accepted for one tensor (1 GiB of float32).
-    static let maximumElements = 1 << 28
+    /// Largest element count accepted for one tensor (256 MiB of float32).
+    static let maximumElements = 1 << 26
 
     init(bytes: [UInt8]) throws(FlatBufferError) {
         self.bytes = bytes

@@ -3,7 +3,7 @@
 ///
 /// ```swift
 /// depthwiseConvolution(arguments)                 // weights packed by packDepthwiseWeights
-/// convolution(GEMMTile6x16.self, arguments, scratch: band)
+/// convolution(GEMMTile6x16.self, tail: GEMMTile6x16.self, arguments, scratch: band)
 /// ```
 public struct ConvolutionArguments {
     public var input: UnsafePointer<Float>
@@ -129,6 +129,25 @@ func depthwiseQuad<V: FloatVector>(_ vector: V.Type, _ p: ConvolutionArguments, 
     for y in ky {
         var input = p.input + ((iy0 + y) * p.inputWidth + ix0) * channels + channel
         var weight = p.weights + y * p.kernelWidth * weightStride + channel
+        if p.strideX == 1 {
+            // Stride 1: the four windows overlap, so each input vector is loaded once and slides
+            // through the four accumulators' positions.
+            var v0 = V(loadingFrom: input), v1 = V(loadingFrom: input + channels), v2 = V(loadingFrom: input + 2 * channels)
+            input += 3 * channels
+            for _ in 0..<p.kernelWidth {
+                let v3 = V(loadingFrom: input), w = V(loadingFrom: weight)
+                s0 = s0.multiplyAdd(v0, w)
+                s1 = s1.multiplyAdd(v1, w)
+                s2 = s2.multiplyAdd(v2, w)
+                s3 = s3.multiplyAdd(v3, w)
+                v0 = v1
+                v1 = v2
+                v2 = v3
+                input += channels
+                weight += weightStride
+            }
+            continue
+        }
         for _ in 0..<p.kernelWidth {
             let w = V(loadingFrom: weight)
             s0 = s0.multiplyAdd(V(loadingFrom: input), w)
@@ -171,7 +190,8 @@ public func convolutionScratchCount(depth: Int) -> Int { convolutionBandPixels *
 /// Full convolution: gathers `convolutionBandPixels` output pixels' receptive fields into `scratch`
 /// (zeros where the window hangs over the border), then multiplies the band by the packed weights.
 @inlinable
-public func convolution<Tile: GEMMTile>(_ tile: Tile.Type, _ p: ConvolutionArguments, scratch: UnsafeMutablePointer<Float>) {
+public func convolution<Tile: GEMMTile, Tail: GEMMTile>(_ tile: Tile.Type, tail: Tail.Type, _ p: ConvolutionArguments,
+                                                       scratch: UnsafeMutablePointer<Float>) {
     let depth = p.kernelHeight * p.kernelWidth * p.inputChannels
     let pixels = p.outputHeight * p.outputWidth
     let rowLength = p.kernelWidth * p.inputChannels
@@ -186,27 +206,54 @@ public func convolution<Tile: GEMMTile>(_ tile: Tile.Type, _ p: ConvolutionArgum
             for ky in 0..<p.kernelHeight {
                 let iy = iy0 + ky
                 if iy < 0 || iy >= p.inputHeight {
-                    destination.update(repeating: 0, count: rowLength)
+                    fillZeros(destination, rowLength)
                 } else if ix0 >= 0 && ix0 + p.kernelWidth <= p.inputWidth {
-                    destination.update(from: p.input + (iy * p.inputWidth + ix0) * p.inputChannels, count: rowLength)
+                    copyFloats(destination, p.input + (iy * p.inputWidth + ix0) * p.inputChannels, rowLength)
                 } else {
                     for kx in 0..<p.kernelWidth {
                         let ix = ix0 + kx
                         let target = destination + kx * p.inputChannels
                         if ix < 0 || ix >= p.inputWidth {
-                            target.update(repeating: 0, count: p.inputChannels)
+                            fillZeros(target, p.inputChannels)
                         } else {
-                            target.update(from: p.input + (iy * p.inputWidth + ix) * p.inputChannels, count: p.inputChannels)
+                            copyFloats(target, p.input + (iy * p.inputWidth + ix) * p.inputChannels, p.inputChannels)
                         }
                     }
                 }
                 destination += rowLength
             }
         }
-        gemm(Tile.self, GEMMArguments(a: scratch, lda: depth, rows: count, depth: depth, packed: p.weights,
+        gemm(Tile.self, tail: Tail.self, GEMMArguments(a: scratch, lda: depth, rows: count, depth: depth, packed: p.weights,
                                       columns: p.outputChannels, bias: p.bias,
                                       c: p.output + first * p.outputChannels, ldc: p.outputChannels,
                                       lower: p.lower, upper: p.upper))
         first += count
+    }
+}
+
+/// Copies a short run of floats inline (a library call costs more than the copy for im2col's rows).
+@inlinable @inline(__always)
+func copyFloats(_ target: UnsafeMutablePointer<Float>, _ source: UnsafePointer<Float>, _ count: Int) {
+    var i = 0
+    while i + 8 <= count {
+        SIMD8<Float>(loadingFrom: source + i).store(to: target + i)
+        i += 8
+    }
+    while i < count {
+        target[i] = source[i]
+        i += 1
+    }
+}
+
+@inlinable @inline(__always)
+func fillZeros(_ target: UnsafeMutablePointer<Float>, _ count: Int) {
+    var i = 0
+    while i + 8 <= count {
+        SIMD8<Float>().store(to: target + i)
+        i += 8
+    }
+    while i < count {
+        target[i] = 0
+        i += 1
     }
 }

@@ -4,28 +4,34 @@
 ///
 /// ```swift
 /// let kernels = baselineKernels
-/// let packed = packGEMMWeights(weights, columns: n, depth: k, width: kernels.gemmWidth)
+/// let packed = packGEMMWeights(weights, columns: n, depth: k, layout: kernels.gemmLayout(columns: n))
 /// kernels.gemm(arguments)
 /// ```
 public struct KernelSet: Sendable {
     public let name: String
-    /// Panel width the GEMM weights must be packed with (`packGEMMWeights(width:)`).
+    /// Panel widths the GEMM weights must be packed with (see `gemmLayout(columns:)`).
     public let gemmWidth: Int
+    public let gemmTailWidth: Int
     public let gemm: @Sendable (GEMMArguments) -> Void
     public let convolution: @Sendable (ConvolutionArguments, UnsafeMutablePointer<Float>) -> Void
     public let depthwise: @Sendable (ConvolutionArguments) -> Void
 
-    public init(name: String, gemmWidth: Int, gemm: @escaping @Sendable (GEMMArguments) -> Void,
+    /// The weight panel layout this set's GEMM expects for `columns` output channels.
+    public func gemmLayout(columns: Int) -> GEMMLayout {
+        GEMMLayout(columns: columns, width: gemmWidth, tailWidth: gemmTailWidth)
+    }
+
+    public init(name: String, gemmWidth: Int, gemmTailWidth: Int, gemm: @escaping @Sendable (GEMMArguments) -> Void,
                 convolution: @escaping @Sendable (ConvolutionArguments, UnsafeMutablePointer<Float>) -> Void,
                 depthwise: @escaping @Sendable (ConvolutionArguments) -> Void) {
-        self.name = name; self.gemmWidth = gemmWidth; self.gemm = gemm
+        self.name = name; self.gemmWidth = gemmWidth; self.gemmTailWidth = gemmTailWidth; self.gemm = gemm
         self.convolution = convolution; self.depthwise = depthwise
     }
 }
 
 /// The kernels built for the baseline CPU (Haswell on x86-64, the default on arm64): 6×16 GEMM tiles.
 public let baselineKernels = KernelSet(
-    name: "baseline", gemmWidth: GEMMTile6x16.width,
-    gemm: { gemm(GEMMTile6x16.self, $0) },
-    convolution: { convolution(GEMMTile6x16.self, $0, scratch: $1) },
+    name: "baseline", gemmWidth: GEMMTile6x16.width, gemmTailWidth: GEMMTile6x16.width,
+    gemm: { gemm(GEMMTile6x16.self, tail: GEMMTile6x16.self, $0) },
+    convolution: { convolution(GEMMTile6x16.self, tail: GEMMTile6x16.self, $0, scratch: $1) },
     depthwise: { depthwiseConvolution($0) })

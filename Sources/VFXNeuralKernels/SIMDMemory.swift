@@ -5,18 +5,18 @@
 /// v.store(to: output)
 /// ```
 extension SIMD where Scalar == Float {
-    @inlinable @inline(__always)
+    @_transparent
     public init(loadingFrom pointer: UnsafePointer<Float>) {
         self = UnsafeRawPointer(pointer).loadUnaligned(as: Self.self)
     }
 
-    @inlinable @inline(__always)
+    @_transparent
     public func store(to pointer: UnsafeMutablePointer<Float>) {
         UnsafeMutableRawPointer(pointer).storeBytes(of: self, as: Self.self)
     }
 
     /// Stores the first `count` lanes only (for the last, partial block of a row).
-    @inlinable @inline(__always)
+    @_transparent
     public func store(to pointer: UnsafeMutablePointer<Float>, count: Int) {
         if count >= scalarCount {
             store(to: pointer)
@@ -26,7 +26,9 @@ extension SIMD where Scalar == Float {
     }
 }
 
-/// The float vector operations the kernels use, implemented on the concrete SIMD types. Generic code
+/// The float vector operations the kernels use, implemented on the concrete SIMD types (all helpers
+/// here are `@_transparent`: the optimizer otherwise leaves some of them as calls inside the large
+/// unrolled tiles, which costs a round trip of the vector through memory per call). Generic code
 /// over `SIMD` would pick the standard library's generic lane-by-lane versions of comparisons, min/max
 /// and `addingProduct`; through this protocol a specialized kernel reaches the concrete vector
 /// instructions instead.
@@ -44,27 +46,27 @@ public protocol FloatVector: SIMD where Scalar == Float {
 }
 
 extension SIMD16: FloatVector where Scalar == Float {
-    @inlinable @inline(__always)
+    @_transparent
     public func clamped(_ lower: Float, _ upper: Float) -> Self {
         replacing(with: lower, where: self .< lower).replacing(with: upper, where: self .> upper)
     }
 
-    @inlinable @inline(__always)
+    @_transparent
     public func lanewiseMaximum(_ other: Self) -> Self { replacing(with: other, where: other .> self) }
 
-    @inlinable @inline(__always)
+    @_transparent
     public func multiplyAdd(_ a: Self, _ b: Self) -> Self { addingProduct(a, b) }
 }
 
 extension SIMD8: FloatVector where Scalar == Float {
-    @inlinable @inline(__always)
+    @_transparent
     public func clamped(_ lower: Float, _ upper: Float) -> Self {
         replacing(with: lower, where: self .< lower).replacing(with: upper, where: self .> upper)
     }
 
-    @inlinable @inline(__always)
+    @_transparent
     public func lanewiseMaximum(_ other: Self) -> Self { replacing(with: other, where: other .> self) }
 
-    @inlinable @inline(__always)
+    @_transparent
     public func multiplyAdd(_ a: Self, _ b: Self) -> Self { addingProduct(a, b) }
 }

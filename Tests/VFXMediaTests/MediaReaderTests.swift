@@ -24,6 +24,26 @@ import VFXCore
         #expect(bytes == reference)
     }
 
+    /// Other containers and codecs FFmpeg makes (mkv/H.264, webm/VP9, mov/H.264, avi/MPEG-4 part 2): the
+    /// frame count the reader expects and delivers, and pixels equal to FFmpeg's decode (tolerance 0).
+    @Test(arguments: ["mkv", "webm", "mov", "avi"])
+    func otherContainersDecodeLikeFFmpeg(ext: String) throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let path = folder.path("carphone.\(ext)")
+        try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("carphone_pristine.mp4"), "-frames:v", "60", path])
+        let reader = try MediaReader(path: path)
+        var bytes: [UInt8] = []
+        var count = 0
+        while let frame = try reader.nextFrame() {
+            bytes += frame.packedBytes
+            count += 1
+        }
+        #expect(count == 60)
+        #expect(reader.expectedFrameCount == 60)
+        #expect(bytes == (try Tool.rawFrames(path)))
+    }
+
     /// Format, frame count, duration and every timestamp as ffprobe reports them (timestamps exact: the
     /// reader converts the stream's ticks without rounding; ffprobe prints 6 decimals).
     @Test func metadataMatchesFFprobe() throws {
@@ -145,5 +165,85 @@ import VFXCore
         var bytes: [UInt8] = []
         while let frame = try reader.nextFrame() { bytes += frame.packedBytes }
         #expect(bytes == (try Tool.rawFrames(source)))
+    }
+}
+
+/// Pixel layouts that are not VideoFX formats, converted by swscale; and gray.
+@Suite struct MediaReaderConversionTests {
+    /// 4:4:4 (here in y4m, which the own reader leaves to FFmpeg) becomes RGBA like FFmpeg's own
+    /// conversion: PSNR ≥ 50 dB (measured identical: both are swscale with BT.601 limited input; the
+    /// flags differ, so exact equality is not promised).
+    @Test func yuv444BecomesRGBA() throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let path = folder.path("c444.y4m")
+        try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("carphone_pristine.mp4"), "-pix_fmt", "yuv444p",
+                                "-frames:v", "5", path])
+        let reader = try MediaReader(path: path)
+        #expect(reader.format.pixelFormat == .rgba)
+        #expect(reader.containerName == "yuv4mpegpipe")
+        var bytes: [UInt8] = []
+        while let frame = try reader.nextFrame() { bytes += frame.packedBytes }
+        let reference = try Tool.rawFrames(path, pixelFormat: "rgba")
+        #expect(bytes.count == reference.count)
+        #expect(MediaWriterTests.psnr(bytes, reference) >= 50)
+    }
+
+    /// NV12 video (raw in avi) stays NV12, byte for byte, and a 10-bit 4:2:0 H.264 becomes I420 like
+    /// FFmpeg's own conversion to yuv420p (PSNR ≥ 50 dB: both swscale, flags differ).
+    @Test func nv12AndTenBitVideo() throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let nv12 = folder.path("nv12.avi")
+        try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("carphone_pristine.mp4"), "-frames:v", "10",
+                                "-c:v", "rawvideo", "-pix_fmt", "nv12", nv12])
+        let reader = try MediaReader(path: nv12)
+        #expect(reader.format.pixelFormat == .nv12)
+        var bytes: [UInt8] = []
+        while let frame = try reader.nextFrame() { bytes += frame.packedBytes }
+        #expect(bytes == (try Tool.rawFrames(nv12, pixelFormat: "nv12")))
+
+        let tenBit = folder.path("ten.mkv")
+        try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("carphone_pristine.mp4"), "-frames:v", "10",
+                                "-c:v", "libx264", "-pix_fmt", "yuv420p10le", tenBit])
+        let deep = try MediaReader(path: tenBit)
+        #expect(deep.format.pixelFormat == .i420)
+        var converted: [UInt8] = []
+        while let frame = try deep.nextFrame() { converted += frame.packedBytes }
+        let reference = try Tool.rawFrames(tenBit)
+        #expect(converted.count == reference.count)
+        #expect(MediaWriterTests.psnr(converted, reference) >= 50)
+    }
+
+    /// A gray PNG is a GRAY8 frame equal to FFmpeg's decode, and stays gray when written as PNG.
+    @Test func grayPNG() throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let source = SampleMedia.path("camera.png")
+        let reader = try MediaReader(path: source)
+        #expect(reader.format.pixelFormat == .gray8)
+        let frame = try #require(try reader.nextFrame())
+        #expect(frame.packedBytes == (try Tool.rawFrames(source, pixelFormat: "gray")))
+        let output = folder.path("camera.png")
+        try MediaWriterTests.copy(source, to: output)
+        #expect(try Tool.probe(output, stream: "v:0")["pix_fmt"] == "gray")
+        #expect(try Tool.rawFrames(output, pixelFormat: "gray") == (try Tool.rawFrames(source, pixelFormat: "gray")))
+        // JPEG has no gray mode in FFmpeg's encoder: gray goes out as 4:2:0 with neutral chroma, its luma
+        // close to the source (PSNR ≥ 38 dB at quality 2).
+        let jpeg = folder.path("camera.jpg")
+        try MediaWriterTests.copy(source, to: jpeg)
+        #expect(MediaWriterTests.psnr(try Tool.rawFrames(jpeg, pixelFormat: "gray"), try Tool.rawFrames(source, pixelFormat: "gray")) >= 38)
+    }
+
+    /// A PNG with transparency keeps its alpha channel byte for byte.
+    @Test func pngAlphaIsKept() throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let source = folder.path("translucent.png")
+        try Tool.run("ffmpeg", ["-nostdin", "-f", "lavfi", "-i", "color=c=red@0.5:s=64x48,format=rgba", "-frames:v", "1", source])
+        let output = folder.path("copy.png")
+        try MediaWriterTests.copy(source, to: output)
+        #expect(try Tool.probe(output, stream: "v:0")["pix_fmt"] == "rgba")
+        #expect(try Tool.rawFrames(output, pixelFormat: "rgba") == (try Tool.rawFrames(source, pixelFormat: "rgba")))
     }
 }

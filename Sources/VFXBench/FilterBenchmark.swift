@@ -60,7 +60,8 @@ public enum FilterBenchmark {
         public let floorSeconds: Double?
         public let ffmpegSeconds: Double?
         public let ffmpegGraph: String?
-        /// (ffmpeg − floor) / processing: how many times faster VideoFX does the filtering work.
+        /// (ffmpeg − floor) / processing: how many times faster VideoFX does the filtering work (nil when FFmpeg's
+        /// filter time does not exceed its floor).
         public let ratio: Double?
         public let timed: String
 
@@ -103,7 +104,8 @@ public enum FilterBenchmark {
                 }
             }
         }
-        let ratio: Double? = if let floor, let ffmpeg { (ffmpeg - floor) / processing } else { nil }
+        // FFmpeg's filter can cost less than the noise of its own floor (hue=s=0 at 720p): then there is no ratio.
+        let ratio: Double? = if let floor, let ffmpeg, ffmpeg > floor { (ffmpeg - floor) / processing } else { nil }
         return Result(chain: chain.description, width: width, height: height, frames: frames.frames.count,
                       threads: options.threads, processingSeconds: processing, floorSeconds: floor, ffmpegSeconds: ffmpeg,
                       ffmpegGraph: graph, ratio: ratio,

@@ -37,9 +37,6 @@ final class FusedColorProcessor: VideoProcessor {
         return value
     }
 
-    /// The name of the kernel in use (for benchmarks and tests).
-    var kernelName: String { kernel.map { String(describing: type(of: $0)) } ?? "none" }
-
     func configure(for input: FrameFormat) throws -> FrameFormat {
         kernel = FusedColorProcessor.chooseKernel(for: run, format: input)
         pool = BufferPool(format: input.pixelFormat, width: input.width, height: input.height, capacity: 2)

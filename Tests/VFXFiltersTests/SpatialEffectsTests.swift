@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import VFXCore
 import VFXFilters
+import VFXPipeline
 
 /// unsharp-mask, bloom, gloom, vignette, pixellate, motion-blur and zoom-blur against their definitions
 /// evaluated here in Double on media/astronaut.png (gray), and constant images through every blur.
@@ -175,6 +176,21 @@ import VFXFilters
                 let output = try SpatialFixtures.apply(chain, to: frame)
                 #expect(output.width > 0 && output.height > 0, "\(chain) \(format) \(width)x\(height)")
             }
+        }
+    }
+}
+
+/// A frame of another size than the stage was configured for is refused with a one-line error naming the
+/// filter, never read or written out of bounds.
+@Suite struct SpatialFormatCheckTests {
+    @Test func frameOfAnotherSizeIsAnError() throws {
+        let processor = try FilterChain(parsing: "box-blur:radius=3").makeProcessor(threads: 1)
+        _ = try processor.configure(for: FrameFormat(pixelFormat: .i420, width: 64, height: 64))
+        let frame = VideoFrame(format: .i420, width: 32, height: 32)
+        #expect {
+            _ = try processor.process(frame)
+        } throws: { error in
+            "\(error)" == "box-blur: frames in i420 32x32 (configured for i420 64x64) are not supported"
         }
     }
 }

@@ -56,6 +56,8 @@ extension FilterDescription {
 
 /// The stage of `flip`: in place (or into a pool buffer when the pixels are shared).
 final class FlipProcessor: VideoProcessor {
+    /// The format `configure` sized the buffers for.
+    private var configured: FrameFormat?
     let vertical: Bool
     let slices: SliceRunner
     private var pool: BufferPool?
@@ -66,11 +68,13 @@ final class FlipProcessor: VideoProcessor {
     }
 
     func configure(for input: FrameFormat) throws -> FrameFormat {
+        configured = input
         pool = BufferPool(format: input.pixelFormat, width: input.width, height: input.height, capacity: 4)
         return input
     }
 
     func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
+        try FrameCheck.require(frame, matches: configured, filter: "flip")
         var frame = frame
         let vertical = self.vertical
         frame.withMutablePlanes(pool: pool) { planes in
@@ -118,6 +122,8 @@ private func mirror(_ row: UnsafeMutablePointer<UInt8>, pixels: Int, bytesPerPix
 /// The stage of `rotate`: quarter turns by exact index mapping (in 32×32 tiles for the transposing ones),
 /// other angles by bilinear sampling about the centre; output buffers come from a pool.
 final class RotateProcessor: VideoProcessor {
+    /// The format `configure` sized the buffers for.
+    private var configured: FrameFormat?
     let degrees: Double
     let slices: SliceRunner
     /// Quarter turns clockwise when the angle is a multiple of 90°, else nil.
@@ -132,6 +138,7 @@ final class RotateProcessor: VideoProcessor {
     }
 
     func configure(for input: FrameFormat) throws -> FrameFormat {
+        configured = input
         var output = input
         if quarterTurns == 1 || quarterTurns == 3 {
             output.width = input.height
@@ -148,6 +155,7 @@ final class RotateProcessor: VideoProcessor {
     }
 
     func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
+        try FrameCheck.require(frame, matches: configured, filter: "rotate")
         guard let pool else { return frame }
         if quarterTurns == 0 { return frame }
         let source = frame

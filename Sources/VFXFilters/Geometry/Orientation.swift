@@ -181,9 +181,19 @@ final class RotateProcessor: VideoProcessor {
     func release() { pool = nil }
 }
 
-/// Output rows `rows` of `source` turned clockwise `turns` quarter turns.
+/// Output rows `rows` of `source` turned clockwise `turns` quarter turns. Output pixel (x, y) reads source
+/// pixel (sx + x·dx + y·ex, sy + x·dy + y·ey); the walk is done in 32×32 tiles so the column-wise reads of the
+/// transposing turns stay in cache.
 private func quarterTurn(_ source: Plane, into target: Plane, turns: Int, rows: Range<Int>) {
     let c = source.bytesPerPixel
+    let lastX = source.width - 1, lastY = source.height - 1
+    // (origin x, origin y, step of x per output x, of y per output x, of x per output y, of y per output y)
+    let (ox, oy, dxx, dyx, dxy, dyy) = switch turns {
+    case 1: (0, lastY, 0, -1, 1, 0)
+    case 2: (lastX, lastY, -1, 0, 0, -1)
+    default: (lastX, 0, 0, 1, -1, 0)
+    }
+    let pixelStep = dxx * c + dyx * source.bytesPerRow
     let tile = 32
     var y0 = rows.lowerBound
     while y0 < rows.upperBound {
@@ -193,15 +203,18 @@ private func quarterTurn(_ source: Plane, into target: Plane, turns: Int, rows: 
             let x1 = min(x0 + tile, target.width)
             for y in y0..<y1 {
                 let output = target.row(y)
-                for x in x0..<x1 {
-                    let (sx, sy): (Int, Int)
-                    switch turns {
-                    case 1: (sx, sy) = (y, source.height - 1 - x)
-                    case 2: (sx, sy) = (source.width - 1 - x, source.height - 1 - y)
-                    default: (sx, sy) = (source.width - 1 - y, x)
+                var input = UnsafePointer(source.baseAddress) + (ox + x0 * dxx + y * dxy) * c
+                    + (oy + x0 * dyx + y * dyy) * source.bytesPerRow
+                if c == 1 {
+                    for x in x0..<x1 {
+                        output[x] = input[0]
+                        input += pixelStep
                     }
-                    let input = source.row(sy) + sx * c
-                    for k in 0..<c { output[x * c + k] = input[k] }
+                } else {
+                    for x in x0..<x1 {
+                        for k in 0..<c { output[x * c + k] = input[k] }
+                        input += pixelStep
+                    }
                 }
             }
             x0 = x1

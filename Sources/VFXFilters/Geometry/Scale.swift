@@ -97,6 +97,8 @@ struct ResamplingTaps: Sendable {
 /// width), then a vertical pass to bytes with sixteen output samples per vector. Taps and buffers are made at
 /// configure time.
 final class ScaleProcessor: VideoProcessor {
+    /// The format `configure` sized the buffers for.
+    private var configured: FrameFormat?
     let width: Int, height: Int
     let kernel: ResamplingKernel
     let slices: SliceRunner
@@ -112,6 +114,7 @@ final class ScaleProcessor: VideoProcessor {
     }
 
     func configure(for input: FrameFormat) throws -> FrameFormat {
+        configured = input
         let format = input.pixelFormat
         func even(_ value: Double) -> Int {
             let rounded = Int(value.rounded())
@@ -139,6 +142,7 @@ final class ScaleProcessor: VideoProcessor {
     }
 
     func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
+        try FrameCheck.require(frame, matches: configured, filter: "scale")
         guard let pool, !passThrough else { return frame }
         let source = frame
         var output = VideoFrame(buffer: pool.makeBuffer(), timestamp: source.timestamp, duration: source.duration,

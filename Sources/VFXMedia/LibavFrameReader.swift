@@ -14,6 +14,8 @@ final class LibavDecoder {
     let duration: MediaTime?
     let expectedFrameCount: Int?
     let isImage: Bool
+    /// A JPEG photo: FFmpeg decodes a cut-off one without an error, so the reader checks its end marker.
+    private let isJPEG: Bool
     /// The frame `receiveFrame` fills.
     let frame: Frame
 
@@ -89,6 +91,7 @@ final class LibavDecoder {
             rotation = .none
         }
         isImage = containerName.hasSuffix("_pipe") || containerName == "image2"
+        isJPEG = isImage && stream.pointee.codecpar.pointee.codec_id == AV_CODEC_ID_MJPEG
         frameRate = isImage ? nil : (FrameRate(stream.pointee.avg_frame_rate) ?? FrameRate(stream.pointee.r_frame_rate))
         if let streamDuration = MediaTime(ticks: stream.pointee.duration, timeBase: timeBase), streamDuration.value > 0 {
             duration = streamDuration
@@ -182,6 +185,10 @@ final class LibavDecoder {
             let index = packet.pointer.pointee.stream_index
             if index == videoIndex {
                 videoPacketsRead += 1
+                if isJPEG && !LibavDecoder.endsWithEndOfImage(packet.pointer.pointee) {
+                    av_packet_unref(packet.pointer)
+                    throw MediaError.truncated(path: name, reason: "the JPEG data ends before its end-of-image marker")
+                }
                 if packet.pointer.pointee.flags & AV_PKT_FLAG_CORRUPT != 0 {
                     av_packet_unref(packet.pointer)
                     throw MediaError.truncated(path: name, reason: "frame \(videoPacketsRead) is incomplete")
@@ -246,6 +253,19 @@ final class LibavDecoder {
             return start + av_rescale_q(context.pointee.duration, vfx_time_base_q(), timeBase)
         }
         return nil
+    }
+
+    /// True when a JPEG's last scan is followed by an end-of-image marker (FF D9). Inside a scan an FF
+    /// byte is always followed by 00 or a restart marker, so the first FF D9 after the last start-of-scan
+    /// (FF DA) is the real end; a cut-off file has none. (An EXIF thumbnail's own markers come earlier.)
+    static func endsWithEndOfImage(_ packet: AVPacket) -> Bool {
+        guard let data = packet.data, packet.size >= 4 else { return false }
+        let bytes = UnsafeBufferPointer(start: data, count: Int(packet.size))
+        var lastScan = -1
+        for index in 0..<(bytes.count - 1) where bytes[index] == 0xFF && bytes[index + 1] == 0xDA { lastScan = index }
+        guard lastScan >= 0 else { return false }
+        for index in (lastScan + 2)..<(bytes.count - 1) where bytes[index] == 0xFF && bytes[index + 1] == 0xD9 { return true }
+        return false
     }
 
     /// Moves the audio packet in `source` to the attached track (or the early list).

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import CFFmpeg
 import VFXCore
 @testable import VFXMedia
 
@@ -115,6 +116,41 @@ import VFXCore
         try FileManager.default.createDirectory(atPath: subfolder, withIntermediateDirectories: false)
         #expect(Self.copyError(subfolder, to: folder.path("out.mp4")) == .unreadable(path: subfolder, reason: "it is a folder"))
         #expect(folder.contents == ["sub", "text.mp4"])
+    }
+
+    /// A cut-off JPEG decodes without an error in FFmpeg (it logs "EOI missing, emulating"); the reader
+    /// finds the missing end-of-image marker. A whole JPEG passes.
+    @Test func truncatedJPEG() throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let whole = folder.path("whole.jpg")
+        try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("astronaut.png"), whole])
+        #expect(try MediaReader(path: whole).nextFrame() != nil)
+        let input = folder.path("cut.jpg")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: whole))
+        try bytes.prefix(bytes.count * 9 / 10).write(to: URL(fileURLWithPath: input))
+        let error = Self.copyError(input, to: folder.path("out.png"))
+        #expect(error == .truncated(path: input, reason: "the JPEG data ends before its end-of-image marker"))
+        #expect(folder.contents == ["cut.jpg", "whole.jpg"])
+    }
+
+    /// The end-marker rule on hand-made marker sequences: an EXIF thumbnail's end marker does not count
+    /// for the main image; several scans (progressive JPEG) need one end marker after the last.
+    @Test func jpegEndMarkerRule() {
+        func check(_ bytes: [UInt8]) -> Bool {
+            bytes.withUnsafeBufferPointer { buffer in
+                var packet = AVPacket()
+                packet.data = UnsafeMutablePointer(mutating: buffer.baseAddress)
+                packet.size = Int32(buffer.count)
+                return LibavDecoder.endsWithEndOfImage(packet)
+            }
+        }
+        let thumbnail: [UInt8] = [0xFF, 0xD8, 0xFF, 0xDA, 1, 2, 0xFF, 0x00, 3, 0xFF, 0xD9]
+        #expect(check([0xFF, 0xD8] + thumbnail + [0xFF, 0xDA, 4, 5, 0xFF, 0xD0, 6, 0xFF, 0xD9]))
+        #expect(!check([0xFF, 0xD8] + thumbnail + [0xFF, 0xDA, 4, 5, 0xFF, 0xD0, 6]))
+        #expect(check([0xFF, 0xD8, 0xFF, 0xDA, 1, 0xFF, 0xDA, 2, 0xFF, 0xDA, 3, 0xFF, 0xD9]))
+        #expect(!check([0xFF, 0xD8, 0xFF, 0xDA, 1, 0xFF, 0xD9, 0xFF, 0xDA, 3]))
+        #expect(!check([0xFF, 0xD8, 1, 2]))
     }
 
     /// y4m: a bad signature, a bad FRAME marker and a partial last frame.

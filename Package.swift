@@ -57,7 +57,7 @@ let package = Package(
         .executableTarget(name: "vfx", dependencies: ["VFXCore", "VFXMedia", "VFXPipeline", "VFXFilters", "VFXNeural",
                                                       "VFXBench", "CFFmpeg"],
                           swiftSettings: common),
-        .executableTarget(name: "bench", dependencies: ["VFXBench"], swiftSettings: common),
+        .executableTarget(name: "bench", dependencies: ["VFXBench", "VFXNeural"], swiftSettings: common),
         .testTarget(name: "VFXCoreTests", dependencies: ["VFXCore", "VFXMedia"], swiftSettings: common),
         .testTarget(name: "VFXMediaTests", dependencies: ["VFXCore", "VFXMedia"], swiftSettings: common),
         .testTarget(name: "VFXPipelineTests", dependencies: ["VFXCore", "VFXPipeline", "VFXMedia"], swiftSettings: common),

@@ -26,34 +26,30 @@ final class AudioTranscoder {
         sourceTimeBase = track.timeBase
         guard let decoded = Frame(), let converted = Frame(), let packet = Packet(),
               let decoderCodec = avcodec_find_decoder(track.parameters.pointee.codec_id),
-              let decoder = avcodec_alloc_context3(decoderCodec), let encoder = avcodec_alloc_context3(codec) else {
+              let decoder = avcodec_alloc_context3(decoderCodec) else {
             throw MediaError.unsupportedInput(path: name, reason: "cannot decode the audio codec \(track.codecName)")
         }
         self.decoded = decoded
         self.converted = converted
         self.packet = packet
         self.decoder = decoder
-        self.encoder = encoder
-        encoderPointer = encoder
         avcodec_parameters_to_context(decoder, track.parameters)
         decoder.pointee.pkt_timebase = track.timeBase
-        var status = avcodec_open2(decoder, decoderCodec, nil)
+        let status = avcodec_open2(decoder, decoderCodec, nil)
         guard status >= 0 else {
+            avcodec_free_context(&self.decoder)
             throw MediaError.unsupportedInput(path: name, reason: "cannot decode the audio codec \(track.codecName)")
         }
-
-        let sourceRate = max(decoder.pointee.sample_rate, 8000)
-        encoder.pointee.sample_rate = AudioTranscoder.supportedRate(codec, near: sourceRate)
-        encoder.pointee.sample_fmt = codec.pointee.sample_fmts?.pointee ?? AV_SAMPLE_FMT_FLTP
-        let channels = min(max(decoder.pointee.ch_layout.nb_channels, 1), 2)
-        av_channel_layout_default(&encoder.pointee.ch_layout, channels)
-        encoder.pointee.bit_rate = channels == 1 ? 64_000 : 128_000
-        encoder.pointee.time_base = AVRational(num: 1, den: encoder.pointee.sample_rate)
-        if globalHeader { encoder.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
-        status = avcodec_open2(encoder, codec, nil)
-        guard status >= 0 else {
-            throw MediaError.encoderUnavailable(path: name, encoder: "\(String(cString: codec.pointee.name)) (\(ffmpegMessage(status)))")
+        // Keep every channel when the encoder takes them (AAC, Vorbis and Opus take up to 8); else stereo.
+        let rate = AudioTranscoder.supportedRate(codec, near: max(decoder.pointee.sample_rate, 8000))
+        let channels = min(max(decoder.pointee.ch_layout.nb_channels, 1), 8)
+        guard let encoder = AudioTranscoder.openEncoder(codec, rate: rate, channels: channels, globalHeader: globalHeader)
+                ?? AudioTranscoder.openEncoder(codec, rate: rate, channels: min(channels, 2), globalHeader: globalHeader) else {
+            avcodec_free_context(&self.decoder)
+            throw MediaError.encoderUnavailable(path: name, encoder: "\(String(cString: codec.pointee.name)) for \(channels) channels")
         }
+        self.encoder = encoder
+        encoderPointer = encoder
         let capabilities = codec.pointee.capabilities
         frameSize = encoder.pointee.frame_size > 0 && capabilities & AV_CODEC_CAP_VARIABLE_FRAME_SIZE == 0
             ? encoder.pointee.frame_size : 1024
@@ -175,6 +171,22 @@ final class AudioTranscoder {
             try emit(packet)
             av_packet_unref(packet.pointer)
         }
+    }
+
+    /// An opened encoder for `channels` channels in the default layout, nil when the encoder refuses.
+    private static func openEncoder(_ codec: UnsafePointer<AVCodec>, rate: Int32, channels: Int32,
+                                    globalHeader: Bool) -> UnsafeMutablePointer<AVCodecContext>? {
+        guard let encoder = avcodec_alloc_context3(codec) else { return nil }
+        encoder.pointee.sample_rate = rate
+        encoder.pointee.sample_fmt = codec.pointee.sample_fmts?.pointee ?? AV_SAMPLE_FMT_FLTP
+        av_channel_layout_default(&encoder.pointee.ch_layout, channels)
+        encoder.pointee.bit_rate = Int64(channels == 1 ? 64_000 : 64_000 * min(Int(channels), 6))
+        encoder.pointee.time_base = AVRational(num: 1, den: rate)
+        if globalHeader { encoder.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
+        if avcodec_open2(encoder, codec, nil) >= 0 { return encoder }
+        var pointer: UnsafeMutablePointer<AVCodecContext>? = encoder
+        avcodec_free_context(&pointer)
+        return nil
     }
 
     /// The encoder's sample rate closest to `rate` (its own list, or `rate` when it takes any).

@@ -46,6 +46,7 @@ final class ContainerFrameWriter: FrameWriting {
     private var frameCount = 0
     private var lastPts: Int64 = .min
     private var headerWritten = false
+    private var openingError: (any Error)?
     private var width = 0
     private var height = 0
 
@@ -96,7 +97,17 @@ final class ContainerFrameWriter: FrameWriting {
     deinit { close() }
 
     func write(_ frame: VideoFrame) throws {
-        if !headerWritten { try open(for: frame) }
+        if let openingError { throw openingError }
+        if !headerWritten {
+            do {
+                try open(for: frame)
+            } catch {
+                // A half-opened muxer cannot be retried: keep the error for later calls.
+                close()
+                openingError = error
+                throw error
+            }
+        }
         guard let encoder, frame.width == width, frame.height == height else {
             throw MediaError.unsupportedFrame(path: name, reason: "frame \(frameCount + 1) is \(frame.width)x\(frame.height), "
                 + "the video is \(width)x\(height)")
@@ -130,6 +141,7 @@ final class ContainerFrameWriter: FrameWriting {
     }
 
     func finish() throws {
+        if let openingError { throw openingError }
         guard headerWritten, let encoder, let context else {
             throw MediaError.unsupportedFrame(path: name, reason: "no frames were written")
         }

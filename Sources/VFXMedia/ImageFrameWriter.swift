@@ -5,8 +5,8 @@ import VFXCore
 /// Writes one frame as a PNG or JPEG image with FFmpeg's encoders.
 ///
 /// PNG keeps RGB: RGBA frames whose alpha is all opaque become 8-bit RGB, others RGBA; gray stays gray;
-/// YUV frames are converted to RGB (no chroma subsampling is added). JPEG takes 4:2:0 YUV frames as
-/// 4:2:0 and RGB frames as 4:4:4, full range, quality 2 (FFmpeg's `-q:v 2`).
+/// YUV frames are converted to RGB (no chroma subsampling is added). JPEG takes 4:2:0 YUV and gray frames
+/// as 4:2:0 and RGB frames as 4:4:4, full range, quality 2 (FFmpeg's `-q:v 2`).
 final class ImageFrameWriter: FrameWriting {
     enum Kind { case png, jpeg }
 
@@ -52,7 +52,11 @@ final class ImageFrameWriter: FrameWriting {
             encoder.pointee.global_quality = 2 * FF_QP2LAMBDA
         }
         var status = avcodec_open2(encoder, codec, nil)
-        guard status >= 0 else { throw MediaError.encoderUnavailable(path: name, encoder: ffmpegMessage(status)) }
+        guard status >= 0 else {
+            let formatName = av_get_pix_fmt_name(targetFormat).map { String(cString: $0) } ?? "?"
+            throw MediaError.writeFailed(path: name, reason: "the \(String(cString: codec.pointee.name)) encoder refuses "
+                + "\(frame.width)x\(frame.height) \(formatName): \(ffmpegMessage(status))")
+        }
 
         image.pointer.pointee.format = targetFormat.rawValue
         image.pointer.pointee.width = Int32(frame.width)
@@ -94,8 +98,10 @@ final class ImageFrameWriter: FrameWriting {
     private func target(for frame: VideoFrame) -> (AVPixelFormat, ColorDescription) {
         let full = ColorDescription(matrix: frame.color.matrix, range: .full)
         switch (kind, frame.format) {
-        case (_, .gray8):
+        case (.png, .gray8):
             return (AV_PIX_FMT_GRAY8, full)
+        case (.jpeg, .gray8):
+            return (AV_PIX_FMT_YUVJ420P, full)   // FFmpeg's JPEG encoder has no gray mode: neutral chroma
         case (.png, .rgba), (.png, .bgra):
             return (ImageFrameWriter.isOpaque(frame) ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_RGBA, full)
         case (.png, _):

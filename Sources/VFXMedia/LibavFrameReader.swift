@@ -22,6 +22,10 @@ final class LibavDecoder {
     private let videoIndex: Int32
     private let audioIndex: Int32
     private let declaredFrameCount: Int
+    /// Where the video should end (in `timeBase` ticks), when the container says.
+    private let declaredEnd: Int64?
+    /// The end of the last decoded frame (timestamp + duration), in `timeBase` ticks.
+    private var decodedEnd: Int64?
     private let packet: Packet
     private var videoPacketsRead = 0
     private var draining = false
@@ -94,6 +98,7 @@ final class LibavDecoder {
             duration = nil
         }
         declaredFrameCount = Int(stream.pointee.nb_frames)
+        declaredEnd = isImage ? nil : LibavDecoder.declaredEnd(of: stream, in: context, timeBase: timeBase)
         if isImage {
             expectedFrameCount = 1
         } else if declaredFrameCount > 0 {
@@ -111,7 +116,11 @@ final class LibavDecoder {
         audioTrack?.packets.close()
     }
 
-    var hasAudio: Bool { audioIndex >= 0 }
+    /// The audio stream's codec name, nil without audio.
+    var audioCodec: String? {
+        guard audioIndex >= 0, let stream = formatContext?.pointee.streams[Int(audioIndex)] else { return nil }
+        return String(cString: avcodec_get_name(stream.pointee.codecpar.pointee.codec_id))
+    }
 
     /// Starts keeping the audio track for a writer; nil without audio or once frames were taken.
     func attachAudio() -> AudioTrack? {
@@ -137,9 +146,20 @@ final class LibavDecoder {
         guard let decoder, let formatContext, !finished else { return false }
         while true {
             let received = avcodec_receive_frame(decoder, frame.pointer)
-            if received >= 0 { return true }
-            if received == vfx_averror_eof() {
+            if received >= 0 {
+                // The decoder hid damaged data (error concealment) or marks the frame corrupt: a broken
+                // file, even if the picture came out.
+                if frame.pointer.pointee.decode_error_flags != 0 || frame.pointer.pointee.flags & AV_FRAME_FLAG_CORRUPT != 0 {
+                    av_frame_unref(frame.pointer)
+                    throw MediaError.corrupt(path: name, reason: "frame \(delivered + 1) has damaged data")
+                }
+                noteFrameEnd()
+                return true
+            }
+            // A draining decoder never asks for more input; treat it as the end rather than loop.
+            if received == vfx_averror_eof() || (draining && received == vfx_averror_eagain()) {
                 finishStream()
+                try checkCompleteness()
                 return false
             }
             guard received == vfx_averror_eagain() else {
@@ -177,6 +197,55 @@ final class LibavDecoder {
                 av_packet_unref(packet.pointer)
             }
         }
+    }
+
+    private func noteFrameEnd() {
+        let start = frame.pointer.pointee.best_effort_timestamp
+        guard start != vfx_nopts_value() else { return }
+        let length = frame.pointer.pointee.pkt_duration > 0 ? frame.pointer.pointee.pkt_duration
+            : frameRate.map { av_rescale_q(1, AVRational(num: Int32(clamping: $0.denominator), den: Int32(clamping: $0.numerator)), timeBase) } ?? 0
+        decodedEnd = max(decodedEnd ?? .min, start + length)
+    }
+
+    /// At the end of the stream: a video that stops well before the end its container declares was cut
+    /// off (Matroska and others end a partial file without an error). Tolerance: two frames or 50 ms.
+    private func checkCompleteness() throws {
+        if let pb = formatContext?.pointee.pb, pb.pointee.error < 0 {
+            throw MediaError.truncated(path: name, reason: ffmpegMessage(pb.pointee.error))
+        }
+        guard let declaredEnd, let decodedEnd, let frameRate else { return }
+        let twoFrames = av_rescale_q(2, AVRational(num: Int32(clamping: frameRate.denominator), den: Int32(clamping: frameRate.numerator)),
+                                     timeBase)
+        let fiftyMilliseconds = av_rescale_q(50, AVRational(num: 1, den: 1000), timeBase)
+        if decodedEnd < declaredEnd - max(twoFrames, fiftyMilliseconds) {
+            let have = MediaTime(ticks: decodedEnd, timeBase: timeBase)?.seconds ?? 0
+            let want = MediaTime(ticks: declaredEnd, timeBase: timeBase)?.seconds ?? 0
+            throw MediaError.truncated(path: name, reason: String(format: "the video stops at %.2f s of %.2f s", have, want))
+        }
+    }
+
+    /// The end time of the video stream the container declares, in `timeBase` ticks: the stream's own
+    /// duration, Matroska's per-stream DURATION tag, or the file's duration when video is its only stream.
+    /// A positive start time is not added: FFmpeg's Matroska muxer writes the end time as DURATION (a
+    /// file trimmed to start at 1.74 s declares 8.70 s, not 10.44 s), so adding it would call complete
+    /// files truncated; leaving it out only makes the check more lenient.
+    private static func declaredEnd(of stream: UnsafeMutablePointer<AVStream>, in context: UnsafeMutablePointer<AVFormatContext>,
+                                    timeBase: AVRational) -> Int64? {
+        let start = stream.pointee.start_time == vfx_nopts_value() ? 0 : min(stream.pointee.start_time, 0)
+        if stream.pointee.duration > 0 && stream.pointee.duration != vfx_nopts_value() {
+            return start + stream.pointee.duration
+        }
+        if let tag = av_dict_get(stream.pointee.metadata, "DURATION", nil, 0), let value = tag.pointee.value {
+            let parts = String(cString: value).split(separator: ":").compactMap { Double($0) }
+            if parts.count == 3 {
+                let seconds = parts[0] * 3600 + parts[1] * 60 + parts[2]
+                return start + av_rescale_q(Int64(seconds * 1e6), AVRational(num: 1, den: 1_000_000), timeBase)
+            }
+        }
+        if context.pointee.nb_streams == 1 && context.pointee.duration > 0 {
+            return start + av_rescale_q(context.pointee.duration, vfx_time_base_q(), timeBase)
+        }
+        return nil
     }
 
     /// Moves the audio packet in `source` to the attached track (or the early list).
@@ -235,6 +304,7 @@ final class LibavFrameReader: FrameReading {
     }
 
     var expectedFrameCount: Int? { decoder.expectedFrameCount }
+    var bufferAllocations: Int { pool.allocationCount }
 
     func nextFrame() throws -> VideoFrame? {
         decoder.start()

@@ -6,6 +6,7 @@ import VFXPipeline
 protocol FrameReading: AnyObject {
     var format: FrameFormat { get }
     var expectedFrameCount: Int? { get }
+    var bufferAllocations: Int { get }
     func nextFrame() throws -> VideoFrame?
 }
 
@@ -30,8 +31,9 @@ public final class MediaReader: FrameSource {
     public let containerName: String
     /// The length of the video stream, when the container says.
     public let duration: MediaTime?
-    /// True when the file has an audio stream (a `MediaWriter` given this reader keeps it).
-    public let hasAudio: Bool
+    /// The codec of the audio stream (`aac`, `opus`…), nil without audio. A `MediaWriter` given this
+    /// reader keeps that stream.
+    public let audioCodec: String?
     private let reader: any FrameReading
     private let decoder: LibavDecoder?
 
@@ -41,21 +43,36 @@ public final class MediaReader: FrameSource {
         self.path = path
         if path == "-" {
             let input = FileInput(descriptor: 0, name: "standard input", ownsDescriptor: false)
-            let y4m = try Y4MFrameReader(input: input, fileSize: nil)
-            reader = y4m
+            do {
+                reader = try Y4MFrameReader(input: input, fileSize: nil)
+            } catch MediaError.corrupt(_, Y4MHeader.missingSignature) {
+                throw MediaError.unsupportedInput(path: "standard input", reason: "only y4m is read from standard input")
+            }
             decoder = nil
             containerName = "yuv4mpegpipe"
             duration = nil
-            hasAudio = false
+            audioCodec = nil
             return
         }
         let size = try MediaReader.checkInput(path)
-        if try MediaReader.startsWithY4MSignature(path) {
-            let descriptor = open(path, O_RDONLY)
+        if size == nil {
+            // A named pipe or device (`/dev/stdin`, a shell's `<(…)`) cannot be peeked at and reopened: y4m.
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
             guard descriptor >= 0 else {
                 throw MediaError.unreadable(path: path, reason: String(cString: strerror(errno)))
             }
-            let y4m = try Y4MFrameReader(input: FileInput(descriptor: descriptor, name: path, ownsDescriptor: true), fileSize: size)
+            do {
+                reader = try Y4MFrameReader(input: FileInput(descriptor: descriptor, name: path, ownsDescriptor: true), fileSize: nil)
+            } catch MediaError.corrupt(_, Y4MHeader.missingSignature) {
+                throw MediaError.unsupportedInput(path: path, reason: "only y4m is read from a pipe")
+            }
+            decoder = nil
+            containerName = "yuv4mpegpipe"
+            duration = nil
+            audioCodec = nil
+            return
+        }
+        if try MediaReader.startsWithY4MSignature(path), let y4m = try MediaReader.openY4M(path, size: size ?? 0) {
             reader = y4m
             decoder = nil
             containerName = "yuv4mpegpipe"
@@ -63,16 +80,20 @@ public final class MediaReader: FrameSource {
                 MediaTime(value: Int64($0) * Int64(y4m.header.frameRate.denominator),
                           timescale: Int32(y4m.header.frameRate.numerator))
             }
-            hasAudio = false
+            audioCodec = nil
             return
         }
-        let libav = try LibavFrameReader(url: path, name: path, threads: threads)
+        // "file:" keeps libavformat from reading a colon in the name as a protocol ("take:2.mp4").
+        let libav = try LibavFrameReader(url: "file:" + path, name: path, threads: threads)
         reader = libav
         decoder = libav.decoder
         containerName = libav.decoder.containerName
         duration = libav.decoder.duration
-        hasAudio = libav.decoder.hasAudio
+        audioCodec = libav.decoder.audioCodec
     }
+
+    /// True when the file has an audio stream.
+    public var hasAudio: Bool { audioCodec != nil }
 
     /// Pixel format, size, color and frame rate of the frames (no frame rate for still images).
     public var format: FrameFormat { reader.format }
@@ -84,11 +105,15 @@ public final class MediaReader: FrameSource {
     /// off or cannot be decoded mid-stream.
     public func nextFrame() throws -> VideoFrame? { try reader.nextFrame() }
 
+    /// Pixel buffers allocated so far (a steady state stops increasing it).
+    var bufferAllocations: Int { reader.bufferAllocations }
+
     /// Hands the audio track to a writer; nil without audio or after the first `nextFrame`.
     func attachAudio() -> AudioTrack? { decoder?.attachAudio() }
 
-    /// Checks that `path` is a readable, non-empty file and returns its size.
-    private static func checkInput(_ path: String) throws -> Int {
+    /// Checks that `path` is readable and, for a regular file, not empty; returns the size of a regular
+    /// file, nil for a pipe or device.
+    private static func checkInput(_ path: String) throws -> Int? {
         var info = stat()
         guard stat(path, &info) == 0 else {
             if errno == ENOENT || errno == ENOTDIR { throw MediaError.missingFile(path: path) }
@@ -99,7 +124,21 @@ public final class MediaReader: FrameSource {
         guard access(path, R_OK) == 0 else {
             throw MediaError.unreadable(path: path, reason: String(cString: strerror(errno)))
         }
-        return Int(info.st_size)
+        return info.st_mode & S_IFMT == S_IFREG ? Int(info.st_size) : nil
+    }
+
+    /// The own y4m reader for `path`, nil for the chroma layouts it leaves to FFmpeg (4:2:2, 4:4:4, more
+    /// than 8 bits), which the libav reader converts.
+    private static func openY4M(_ path: String, size: Int) throws -> Y4MFrameReader? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw MediaError.unreadable(path: path, reason: String(cString: strerror(errno)))
+        }
+        do {
+            return try Y4MFrameReader(input: FileInput(descriptor: descriptor, name: path, ownsDescriptor: true), fileSize: size)
+        } catch MediaError.unsupportedInput {
+            return nil
+        }
     }
 
     /// True when the file begins with `YUV4MPEG2` (y4m is recognized by its bytes, not its name).

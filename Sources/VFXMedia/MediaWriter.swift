@@ -91,13 +91,14 @@ public final class MediaWriter: FrameSink {
             temporaryPath = nil
             signal(SIGPIPE, SIG_IGN)   // a closed pipe becomes a write error, not a silent exit
             writer = Y4MFrameWriter(descriptor: 1, ownsDescriptor: false, name: "standard output", frameRate: frameRate)
-            audio = source?.hasAudio == true ? .notStored(codec: "audio") : .none
+            audio = source?.audioCodec.map { .notStored(codec: $0) } ?? .none
             return
         }
         let url = URL(fileURLWithPath: path)
         guard let kind = Kind(extension: url.pathExtension) else { throw MediaError.unknownOutputExtension(path: path) }
         self.kind = kind
-        let folder = url.deletingLastPathComponent().path
+        let given = (path as NSString).deletingLastPathComponent
+        let folder = given.isEmpty ? "." : given
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
             throw MediaError.missingOutputFolder(path: path, folder: folder)
@@ -114,7 +115,7 @@ public final class MediaWriter: FrameSink {
             case .mkv: ContainerFrameWriter.matroska
             default: ContainerFrameWriter.webm
             }
-            let container = try ContainerFrameWriter(url: temporary, name: path, recipe: recipe, frameRate: frameRate,
+            let container = try ContainerFrameWriter(url: "file:" + temporary, name: path, recipe: recipe, frameRate: frameRate,
                                                      audio: source?.attachAudio(), threads: threads)
             writer = container
             audio = container.audio
@@ -122,10 +123,10 @@ public final class MediaWriter: FrameSink {
             let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             guard descriptor >= 0 else { throw MediaError.writeFailed(path: path, reason: String(cString: strerror(errno))) }
             writer = Y4MFrameWriter(descriptor: descriptor, ownsDescriptor: true, name: path, frameRate: frameRate)
-            audio = source?.hasAudio == true ? .notStored(codec: "audio") : .none
+            audio = source?.audioCodec.map { .notStored(codec: $0) } ?? .none
         case .png, .jpeg:
             writer = try ImageFrameWriter(path: temporary, name: path, kind: kind == .png ? .png : .jpeg)
-            audio = source?.hasAudio == true ? .notStored(codec: "audio") : .none
+            audio = source?.audioCodec.map { .notStored(codec: $0) } ?? .none
         }
     }
 

@@ -23,12 +23,15 @@ struct Y4MHeader: Equatable {
         self.range = range
     }
 
+    /// The `MediaError.corrupt` reason for input that does not start with `YUV4MPEG2`.
+    static let missingSignature = "no YUV4MPEG2 signature"
+
     /// Parses the header line (without its newline). `name` is the file, for errors.
     init(line: [UInt8], name: String) throws {
         let text = String(decoding: line, as: UTF8.self)
         var tokens = text.split(separator: " ", omittingEmptySubsequences: true)
         guard tokens.first == "YUV4MPEG2" else {
-            throw MediaError.corrupt(path: name, reason: "no YUV4MPEG2 signature")
+            throw MediaError.corrupt(path: name, reason: Y4MHeader.missingSignature)
         }
         tokens.removeFirst()
         var width: Int?

@@ -41,6 +41,8 @@ final class Y4MFrameReader: FrameReading {
 
     deinit { staging?.deallocate() }
 
+    var bufferAllocations: Int { pool.allocationCount }
+
     var format: FrameFormat {
         FrameFormat(pixelFormat: header.pixelFormat, width: header.width, height: header.height, color: color,
                     frameRate: header.frameRate)

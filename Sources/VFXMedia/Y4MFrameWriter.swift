@@ -4,7 +4,8 @@ import VFXCore
 /// Writes y4m straight from the frames' planes with `writev` (no copy into a staging buffer). I420 and
 /// GRAY8 frames go out as they are; NV12 and RGB frames are converted to I420 first.
 final class Y4MFrameWriter: FrameWriting {
-    private let descriptor: Int32
+    /// -1 once closed (closing twice could close a descriptor reused by another file).
+    private var descriptor: Int32
     private let ownsDescriptor: Bool
     private let name: String
     private let frameRate: FrameRate?
@@ -49,6 +50,7 @@ final class Y4MFrameWriter: FrameWriting {
 
     func close() {
         if ownsDescriptor && descriptor >= 0 { Foundation.close(descriptor) }
+        descriptor = -1
     }
 
     /// The stream header (written with the first frame); later frames must match its size.

@@ -99,13 +99,16 @@ public enum NumPy {
         var scalars = [Float](repeating: 0, count: count)
         bytes.withUnsafeBytes { raw in
             let source = UnsafeRawBufferPointer(rebasing: raw[dataStart..<dataStart + byteCount])
+            func load<T: FixedWidthInteger>(_ index: Int, as type: T.Type) -> T {
+                T(littleEndian: source.loadUnaligned(fromByteOffset: index * MemoryLayout<T>.size, as: T.self))
+            }
             switch type {
             case .float32:
-                for i in 0..<count { scalars[i] = Float(bitPattern: UInt32(littleEndian: source.loadUnaligned(fromByteOffset: 4 * i, as: UInt32.self))) }
+                for i in 0..<count { scalars[i] = Float(bitPattern: load(i, as: UInt32.self)) }
             case .float64:
-                for i in 0..<count { scalars[i] = Float(Double(bitPattern: UInt64(littleEndian: source.loadUnaligned(fromByteOffset: 8 * i, as: UInt64.self)))) }
+                for i in 0..<count { scalars[i] = Float(Double(bitPattern: load(i, as: UInt64.self))) }
             case .int32:
-                for i in 0..<count { scalars[i] = Float(Int32(littleEndian: source.loadUnaligned(fromByteOffset: 4 * i, as: Int32.self))) }
+                for i in 0..<count { scalars[i] = Float(load(i, as: Int32.self)) }
             case .uint8:
                 for i in 0..<count { scalars[i] = Float(source[i]) }
             }
@@ -115,9 +118,12 @@ public enum NumPy {
 
     /// The bytes of a `.npy` file holding `tensor` as little-endian `float32`; `file` names it in errors.
     public static func encode(_ tensor: Tensor, file: String = "tensor") throws -> Data {
-        guard tensor.shape.allSatisfy({ $0 >= 0 }),
-              tensor.shape.reduce(1, { $0.multipliedReportingOverflow(by: $1).partialValue }) == tensor.scalars.count
-        else {
+        var count: Int? = 1
+        for dimension in tensor.shape {
+            let product = count.map { $0.multipliedReportingOverflow(by: dimension) }
+            count = dimension >= 0 && product?.overflow == false ? product?.partialValue : nil
+        }
+        guard count == tensor.scalars.count else {
             throw NumPyError(file: file, reason: "shape \(tensor.shape) does not match \(tensor.scalars.count) values")
         }
         let dimensions = tensor.shape.map(String.init).joined(separator: ", ")

@@ -34,12 +34,14 @@ public final class OfflineRunner {
     }
 
     /// Runs to the end of the source (preparing first if needed) and finishes the sink.
-    /// `progress` is called on the calling thread after each written frame.
-    public func run(into sink: any FrameSink, progress: ((RunProgress) -> Void)? = nil) throws -> RunStatistics {
+    /// `progress` is called on the calling thread after each written frame. Setting `cancellation` stops the
+    /// run after the frame being read: the sink is cancelled and `RunCancelled` is thrown.
+    public func run(into sink: any FrameSink, cancellation: CancellationFlag? = nil,
+                    progress: ((RunProgress) -> Void)? = nil) throws -> RunStatistics {
         let start = DispatchTime.now()
         do {
             try prepare()
-            let stats = try runThreads(sink: sink, start: start, progress: progress)
+            let stats = try runThreads(sink: sink, cancellation: cancellation, start: start, progress: progress)
             processor?.release()
             outputFormat = nil
             return stats
@@ -51,7 +53,8 @@ public final class OfflineRunner {
         }
     }
 
-    private func runThreads(sink: any FrameSink, start: DispatchTime, progress: ((RunProgress) -> Void)?) throws -> RunStatistics {
+    private func runThreads(sink: any FrameSink, cancellation: CancellationFlag?, start: DispatchTime,
+                            progress: ((RunProgress) -> Void)?) throws -> RunStatistics {
         let decoded = BoundedQueue<VideoFrame>(capacity: queueDepth)
         let processed = BoundedQueue<VideoFrame>(capacity: queueDepth)
         let state = RunState()
@@ -62,6 +65,7 @@ public final class OfflineRunner {
             var timing = StageTiming(name: "decode")
             do {
                 while true {
+                    if cancellation?.isCancelled == true { throw RunCancelled() }
                     let t0 = DispatchTime.now()
                     guard let frame = try stages.source.nextFrame() else { break }
                     timing.record(seconds: seconds(since: t0))

@@ -57,7 +57,15 @@ enum ApplyCommand {
             Terminal.error("vfx: warning: \(output): the \(codec) audio of \(input) is not kept (\(writer.kind.rawValue) holds no audio)")
         }
         let bar = ProgressBar(label: displayName(output), enabled: !quiet && Terminal.isInteractive)
-        let stats = try runner.run(into: writer) { bar.update($0) }
+        let interrupt = InterruptHandler()
+        defer { interrupt.restore() }
+        let stats: RunStatistics
+        do {
+            stats = try runner.run(into: writer, cancellation: interrupt.flag) { bar.update($0) }
+        } catch {
+            bar.finish()
+            throw error
+        }
         bar.finish()
         return Outcome(stats: stats, format: outputFormat, audio: writer.audio)
     }

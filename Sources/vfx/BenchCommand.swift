@@ -1,16 +1,59 @@
-/// `vfx bench`: times a model (`--model`) or a filter chain (`--filter`), optionally beside FFmpeg or LiteRT.
+import Foundation
+import VFXBench
+
+/// `vfx bench`: times a filter chain (`--filter`), a model (`--model`) or media pass-through
+/// (`--passthrough`), beside FFmpeg or LiteRT's numbers where there is an equivalent.
 ///
 /// ```sh
-/// vfx bench --model models/selfie_segmentation.tflite --runs 200 --json
 /// vfx bench --filter sepia --size 1920x1080 --threads 1
+/// vfx bench --model models/selfie_segmentation.tflite --runs 200 --json
+/// vfx bench --passthrough /dev/shm/clip.y4m
 /// ```
 enum BenchCommand {
+    static let help = """
+        usage: vfx bench --filter CHAIN [--input X.y4m | --size WxH] [--frames N] [--threads N] [--ffmpeg GRAPH] [--json]
+               vfx bench --model MODEL.tflite [--threads N] [--runs N] [--warmup N] [--json]
+               vfx bench --passthrough INPUT [--repeats N] [--json]
+
+          --filter       time a chain on a y4m clip or a generated frame, beside FFmpeg's equivalent graph
+          --model        time one invoke of a TFLite model on VideoFX's interpreter
+          --passthrough  read every frame of INPUT and write it to y4m, beside `ffmpeg -i INPUT -f yuv4mpegpipe`
+                         (one thread each, best of --repeats; files go to /dev/shm when it exists)
+        """
+
     static func run(_ arguments: inout Arguments) throws {
         let words = arguments.words
-        if words.contains(where: { $0 == "--model" || $0.hasPrefix("--model=") }) {
+        func has(_ name: String) -> Bool { words.contains { $0 == name || $0.hasPrefix(name + "=") } }
+        if has("--model") {
             try ModelBenchCommand.run(&arguments)
+        } else if has("--passthrough") {
+            try passThrough(&arguments)
+        } else if has("--filter") {
+            try FilterBenchCommand.run(&arguments)
+        } else if arguments.flag("--help", "-h") {
+            print(help)
         } else {
-            throw UsageError("bench needs --model MODEL (see vfx bench --help)")
+            throw UsageError("bench needs --filter CHAIN, --model MODEL or --passthrough INPUT (vfx bench --help)")
+        }
+    }
+
+    static func passThrough(_ arguments: inout Arguments) throws {
+        guard let input = try arguments.option("--passthrough") else { throw UsageError("--passthrough needs an input") }
+        let repeats = try arguments.intOption("--repeats", range: 1...100) ?? 5
+        let json = arguments.flag("--json")
+        try arguments.finish()
+        let folder = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
+        let result = try MediaBenchmark.compare(input: input, folder: folder, repeats: repeats)
+        if json {
+            let fields: [String: Any] = [
+                "input": input, "frames": result.videoFX.frames, "repeats": repeats,
+                "vfx_fps": result.videoFX.framesPerSecond, "ffmpeg_fps": result.ffmpeg.framesPerSecond,
+                "ratio": result.ratio, "cpu_ratio": result.cpuRatio,
+            ]
+            let data = try JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])
+            print(String(decoding: data, as: UTF8.self))
+        } else {
+            print("pass-through of \(input), one thread each, best of \(repeats): \(result)")
         }
     }
 }

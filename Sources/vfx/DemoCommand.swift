@@ -61,14 +61,19 @@ enum DemoCommand {
             let chain = try FilterChain(parsing: job.chain)
             let outcome = try ApplyCommand.transcode(input: input, output: output, chain: chain, threads: threads, quiet: true)
             let stats = outcome.stats
-            print(String(format: "  %-32@ %-40@ %4d frames %4dx%-4d %7.1f fps  (filters %.2f ms/frame)",
-                         job.output as NSString, job.chain as NSString, stats.framesWritten, outcome.format.width,
-                         outcome.format.height, stats.framesPerSecond, stats.process.mean * 1000))
+            let frames = stats.framesWritten == 1 ? "1 frame " : "\(stats.framesWritten) frames"
+            print("  " + pad(job.output, 30) + pad(job.chain, 40) + pad(frames, 11) + pad("\(outcome.format.width)x\(outcome.format.height)", 10)
+                  + String(format: "%7.1f fps  (filters %.2f ms/frame)", stats.framesPerSecond, stats.process.mean * 1000))
             rows.append(try beforeAndAfter(input: input, chain: chain))
         }
         let sheetPath = (outputFolder as NSString).appendingPathComponent("contact-sheet.png")
         try writeContactSheet(rows, to: sheetPath)
         print("results: \(outputFolder)/ (contact sheet: \(sheetPath); each row is one chain above, before | after)")
+    }
+
+    /// `text` padded with spaces to `width` characters (and one more space).
+    static func pad(_ text: String, _ width: Int) -> String {
+        text.padding(toLength: max(width, text.count), withPad: " ", startingAt: 0) + " "
     }
 
     /// A frame from a third of the way into `input`, and the same frame through `chain`.

@@ -1,5 +1,6 @@
 import Foundation
 import VFXCore
+import VFXPipeline
 
 /// The `vfx` command: one subcommand per file in this folder.
 @main
@@ -41,6 +42,9 @@ enum VFX {
         }
         do {
             try command(&arguments)
+        } catch is RunCancelled {
+            Terminal.error("vfx: interrupted; no output written")
+            exit(130)
         } catch let error as UsageError {
             Terminal.error("vfx: error: \(error.message)")
             exit(2)

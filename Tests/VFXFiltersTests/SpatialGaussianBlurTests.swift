@@ -8,15 +8,15 @@ import VFXFilters
 /// truncated at 5σ, evaluated here on media/astronaut.png.
 ///
 /// Tolerance: PSNR ≥ 38 dB, the accuracy the catalog promises. The recursive filter approximates the
-/// Gaussian's shape (Young–van Vliet's fit leaves ~1 % error in the tails) and rounds to bytes; measured
-/// here 45–51 dB, so the bound leaves room for other photos without hiding a real error (a wrong boundary
-/// start or a wrong chroma σ drops it below 30 dB).
+/// Gaussian's shape (Young–van Vliet's fit leaves ~1 % error in the tails), large σ run on a reduced plane,
+/// and results round to bytes; measured here 42–48 dB, so the bound leaves room for other photos without
+/// hiding a real error (a wrong boundary start or a wrong chroma σ drops it below 30 dB).
 @Suite struct SpatialGaussianBlurTests {
     static func blurred(_ frame: VideoFrame, sigma: Double) throws -> VideoFrame {
         try SpatialFixtures.apply("gaussian-blur:radius=\(sigma)", to: frame)
     }
 
-    @Test(arguments: [0.8, 2.0, 5.0, 20.0])
+    @Test(arguments: [0.8, 2.0, 3.0, 5.0, 9.0, 20.0])
     func grayPhotoMatchesExactGaussian(sigma: Double) throws {
         let frame = SpatialFixtures.frame(try SpatialFixtures.decode("astronaut.png", pixelFormat: "gray"), format: .gray8,
                                           width: 512, height: 512)
@@ -39,8 +39,7 @@ import VFXFilters
 
     /// Chroma planes are blurred at their own resolution with σ halved: compared with the exact Gaussian of
     /// each plane (σ for Y, σ/2 for U and V).
-    @Test func i420PlanesUseTheirOwnResolution() throws {
-        let sigma = 6.0
+    @Test(arguments: [5.0, 6.0]) func i420PlanesUseTheirOwnResolution(sigma: Double) throws {
         let bytes = try SpatialFixtures.decode("astronaut.png", pixelFormat: "yuv420p")
         let frame = SpatialFixtures.frame(bytes, format: .i420, width: 512, height: 512)
         let output = try Self.blurred(frame, sigma: sigma)

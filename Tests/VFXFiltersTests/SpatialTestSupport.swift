@@ -33,6 +33,36 @@ enum SpatialFixtures {
         return [UInt8](data)
     }
 
+    /// FFmpeg's `filter` applied to `frame` (one plane layout named `name` in FFmpeg's terms), as a frame of
+    /// `size` (the input's size when nil).
+    static func ffmpeg(_ frame: VideoFrame, name: String, filter: String, size: (Int, Int)? = nil) throws -> VideoFrame {
+        var input: [UInt8] = []
+        withExtendedLifetime(frame) {
+            for plane in frame.planes {
+                for y in 0..<plane.height { input.append(contentsOf: UnsafeBufferPointer(start: plane.row(y), count: plane.width * plane.bytesPerPixel)) }
+            }
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("vfx-spatial-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = directory.appendingPathComponent("in.raw")
+        try Data(input).write(to: source)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        process.arguments = ["-v", "error", "-nostdin", "-f", "rawvideo", "-pix_fmt", name, "-s", "\(frame.width)x\(frame.height)",
+                             "-i", source.path, "-vf", filter, "-f", "rawvideo", "-pix_fmt", name, "-"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw Failure(description: "ffmpeg -vf \(filter) failed") }
+        let (width, height) = size ?? (frame.format == .gray8 || frame.format.isRGB || !filter.contains("transpose")
+            ? (frame.width, frame.height) : (frame.height, frame.width))
+        return Self.frame([UInt8](data), format: frame.format, width: width, height: height)
+    }
+
     /// `chain` run on `frame` through the public chain API (`threads` slices).
     static func apply(_ chain: String, to frame: VideoFrame, threads: Int = 2) throws -> VideoFrame {
         let processor = try FilterChain(parsing: chain).makeProcessor(threads: threads)
@@ -110,6 +140,20 @@ enum SpatialFixtures {
         }
         return sum == 0 ? .infinity : 10 * log10(255 * 255 / (sum / Double(count)))
     }
+
+    /// The photo as one plane of `format` (gray8 or rgba), 512×512.
+    static func photo(_ format: PixelFormat) throws -> VideoFrame {
+        let name = format == .rgba ? "rgba" : format == .gray8 ? "gray" : format == .nv12 ? "nv12" : "yuv420p"
+        return frame(try decode("astronaut.png", pixelFormat: name), format: format, width: 512, height: 512)
+    }
+
+    /// Largest absolute difference between two images.
+    static func maxDifference(_ a: [[Double]], _ b: [[Double]]) -> Double {
+        zip(a, b).map { zip($0, $1).map { abs($0 - $1) }.max() ?? 0 }.max() ?? 0
+    }
+
+    /// `value` rounded half up and clamped to a byte, as the kernels store.
+    static func byte(_ value: Double) -> Double { min(max((value).rounded(), 0), 255) }
 
     static func doubles(_ rows: [[UInt8]]) -> [[Double]] { rows.map { $0.map(Double.init) } }
 }

@@ -39,7 +39,7 @@ import VFXCore
         let folder = try ScratchFolder()
         defer { folder.remove() }
         let input = folder.path("empty.mp4")
-        FileManager.default.createFile(atPath: input, contents: Data())
+        #expect(FileManager.default.createFile(atPath: input, contents: Data()))
         let error = Self.copyError(input, to: folder.path("out.mp4"))
         #expect(error == .emptyFile(path: input))
         #expect(folder.contents == ["empty.mp4"])
@@ -61,24 +61,60 @@ import VFXCore
         #expect(folder.contents == ["cut.mp4"])
     }
 
-    /// An mp4 with its index first, cut in the middle of its frames: an error mid-stream, not a short
-    /// video (FFmpeg's CLI would write 227 of 250 frames here), and no output left.
-    @Test func mp4CutMidStream() throws {
+    /// A file cut in the middle of its frames: an error mid-stream, not a short video, and no output
+    /// left. mp4 with its index first flags the cut frame; Matroska just ends, and the reader compares
+    /// the end of the last frame with the duration the file declares. (FFmpeg's CLI writes 227 of 250
+    /// frames of the cut mp4 without failing.)
+    @Test(arguments: ["mp4", "mkv"])
+    func fileCutMidStream(ext: String) throws {
         let folder = try ScratchFolder()
         defer { folder.remove() }
-        let whole = folder.path("whole.mp4")
+        let whole = folder.path("whole.\(ext)")
         try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("bikes.mp4"), "-c", "copy", "-movflags", "+faststart", whole])
-        let input = folder.path("cut.mp4")
+        let input = folder.path("cut.\(ext)")
         let bytes = try Data(contentsOf: URL(fileURLWithPath: whole))
         try bytes.prefix(bytes.count * 6 / 10).write(to: URL(fileURLWithPath: input))
         try FileManager.default.removeItem(atPath: whole)
         let error = Self.copyError(input, to: folder.path("out.mp4"))
-        switch error {
-        case .truncated(path: input, _)?, .corrupt(path: input, _)?: break
-        default: Issue.record("expected truncated or corrupt, got \(String(describing: error))")
+        guard case .truncated(path: input, _)? = error else {
+            Issue.record("expected truncated, got \(String(describing: error))")
+            return
         }
         Self.expectOneLine(error, naming: input)
-        #expect(folder.contents == ["cut.mp4"])
+        #expect(folder.contents == ["cut.\(ext)"])
+    }
+
+    /// Bytes overwritten in the middle of an mp4: the decoder's error surfaces with the frame number.
+    @Test func garbledMp4() throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: SampleMedia.path("bikes.mp4")))
+        for index in stride(from: bytes.count / 3, to: bytes.count / 3 + 20000, by: 7) { bytes[index] = 0xFF }
+        let input = folder.path("garbled.mp4")
+        try bytes.write(to: URL(fileURLWithPath: input))
+        let error = Self.copyError(input, to: folder.path("out.mp4"))
+        guard case .corrupt(path: input, let reason)? = error else {
+            Issue.record("expected corrupt, got \(String(describing: error))")
+            return
+        }
+        #expect(reason.hasPrefix("frame "))
+        #expect(folder.contents == ["garbled.mp4"])
+    }
+
+    /// Not media at all, and a folder instead of a file.
+    @Test func notMedia() throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let text = folder.path("text.mp4")
+        try Data("not a video".utf8).write(to: URL(fileURLWithPath: text))
+        guard case .corrupt(path: text, _)? = Self.copyError(text, to: folder.path("out.mp4")) else {
+            Issue.record("text must be corrupt")
+            return
+        }
+        let subfolder = folder.path("sub")
+        try FileManager.default.createDirectory(atPath: subfolder, withIntermediateDirectories: false)
+        #expect(Self.copyError(subfolder, to: folder.path("out.mp4")) == .unreadable(path: subfolder, reason: "it is a folder"))
+        #expect(folder.contents == ["sub", "text.mp4"])
     }
 
     /// y4m: a bad signature, a bad FRAME marker and a partial last frame.
@@ -138,6 +174,29 @@ import VFXCore
                                      frameRate: nil, audio: nil, threads: 0)
         }
         #expect(folder.contents.isEmpty)
+    }
+
+    /// The output exists under its name only after `finish`; before, a hidden partial file in the same
+    /// folder holds what was written, and `cancel` removes it.
+    @Test func outputAppearsOnlyWhenFinished() throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let frame = VideoFrame(format: .i420, width: 64, height: 48)
+        for finishing in [true, false] {
+            let writer = try MediaWriter(path: folder.path("out.y4m"))
+            try writer.write(frame)
+            let partial = folder.contents
+            #expect(partial.count == 1)
+            #expect(partial.first?.hasPrefix(".out.partial-") == true && partial.first?.hasSuffix(".y4m") == true)
+            if finishing {
+                try writer.finish()
+                #expect(folder.contents == ["out.y4m"])
+                try FileManager.default.removeItem(atPath: folder.path("out.y4m"))
+            } else {
+                writer.cancel()
+                #expect(folder.contents.isEmpty)
+            }
+        }
     }
 
     /// Frames that do not fit: a second frame for an image, a size change in a video, odd sizes for H.264.

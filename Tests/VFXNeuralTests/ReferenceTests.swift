@@ -48,8 +48,11 @@ enum Reference {
         return url
     }
 
-    static func manifest(_ model: String) throws -> Manifest {
-        try JSONDecoder().decode(Manifest.self, from: Data(contentsOf: file("\(model)/manifest.json")))
+    /// The pictures each model was run on: the folder `<model>/` itself, then `<model>/camera/`.
+    static let cases = ["", "camera/"]
+
+    static func manifest(_ model: String, case folder: String = "") throws -> Manifest {
+        try JSONDecoder().decode(Manifest.self, from: Data(contentsOf: file("\(model)/\(folder)manifest.json")))
     }
 
     static func modelURL(_ model: String) throws -> URL {
@@ -71,7 +74,8 @@ enum Reference {
     }
 }
 
-/// Every model's outputs against LiteRT's on the same input tensors, made from real photos and video frames.
+/// Every model's outputs against LiteRT's on the same input tensors, made from real photos and video frames
+/// (two pictures per model), with one thread and with two.
 ///
 /// Tolerance 1e-3 relative to max(1, |reference|): the weights are float16 widened to float32 on both sides, so
 /// the only legitimate differences come from summation order and FMA contraction in float32 accumulations of up
@@ -97,24 +101,34 @@ final class ReferenceTests: XCTestCase {
         XCTAssertEqual(Set(listing.models.keys), Set(Reference.models))
     }
 
-    private func compare(_ name: String) throws {
-        let manifest = try Reference.manifest(name)
-        let model = try NeuralModel(contentsOf: Reference.modelURL(name))
-        XCTAssertEqual(model.inputs.map(\.name), manifest.inputs.map(\.name), "\(name): input names")
-        XCTAssertEqual(model.inputs.map(\.shape), manifest.inputs.map(\.shape), "\(name): input shapes")
-        XCTAssertEqual(model.outputs.map(\.name), manifest.outputs.map(\.name), "\(name): output names and order")
-        XCTAssertEqual(model.outputs.map(\.shape), manifest.outputs.map(\.shape), "\(name): output shapes")
+    /// Several threads split the work differently, never the sums: the results are the same within the tolerance.
+    func testTwoThreadsMatchLiteRT() throws {
+        for name in Reference.models { try compare(name, threads: 2) }
+    }
 
-        let inputs = try manifest.inputs.map { try NumPy.read(contentsOf: Reference.file("\(name)/\($0.file)")) }
+    private func compare(_ name: String, threads: Int = 1) throws {
+        let model = try NeuralModel(contentsOf: Reference.modelURL(name), threads: threads)
+        for folder in Reference.cases { try compare(model, name, folder, threads: threads) }
+    }
+
+    private func compare(_ model: NeuralModel, _ name: String, _ folder: String, threads: Int) throws {
+        let manifest = try Reference.manifest(name, case: folder)
+        let label = "\(name) on \(name)/\(folder)input_0.npy, \(threads) thread(s)"
+        XCTAssertEqual(model.inputs.map(\.name), manifest.inputs.map(\.name), "\(label): input names")
+        XCTAssertEqual(model.inputs.map(\.shape), manifest.inputs.map(\.shape), "\(label): input shapes")
+        XCTAssertEqual(model.outputs.map(\.name), manifest.outputs.map(\.name), "\(label): output names and order")
+        XCTAssertEqual(model.outputs.map(\.shape), manifest.outputs.map(\.shape), "\(label): output shapes")
+
+        let inputs = try manifest.inputs.map { try NumPy.read(contentsOf: Reference.file("\(name)/\(folder)\($0.file)")) }
         let outputs = try model.run(inputs)
-        XCTAssertEqual(outputs.count, manifest.outputs.count, "\(name): number of outputs")
+        XCTAssertEqual(outputs.count, manifest.outputs.count, "\(label): number of outputs")
         for (output, entry) in zip(outputs, manifest.outputs) {
-            let reference = try NumPy.read(contentsOf: Reference.file("\(name)/\(entry.file)"))
-            XCTAssertEqual(output.shape, reference.shape, "\(name) output \(entry.index) '\(entry.name)': shape")
-            XCTAssertEqual(output.scalars.count, reference.scalars.count)
+            let reference = try NumPy.read(contentsOf: Reference.file("\(name)/\(folder)\(entry.file)"))
+            XCTAssertEqual(output.shape, reference.shape, "\(label) output \(entry.index) '\(entry.name)': shape")
+            guard output.scalars.count == reference.scalars.count else { continue }
             let (error, index) = Reference.worstError(output.scalars, reference.scalars)
             XCTAssertLessThanOrEqual(error, Self.tolerance, """
-                \(name) output \(entry.index) '\(entry.name)': worst relative error \(error) at element \(index) \
+                \(label) output \(entry.index) '\(entry.name)': worst relative error \(error) at element \(index) \
                 (ours \(output.scalars[index]), LiteRT \(reference.scalars[index]))
                 """)
         }

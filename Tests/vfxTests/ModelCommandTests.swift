@@ -3,12 +3,10 @@ import VFXNeural
 import XCTest
 
 /// `vfx model info` and `vfx model run`, run as the built command would be by a user: a subprocess of the `vfx`
-/// binary next to the test bundle. The reference is LiteRT (outputs) and LiteRT's schema module (operator
+/// binary next to the test bundle (CommandLineRun). The reference is LiteRT (outputs) and LiteRT's schema module (operator
 /// counts, multiply-adds), written by scripts/reference/make_reference.py to .build/reference.
 final class ModelCommandTests: XCTestCase {
-    static let packageRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let referenceFolder = packageRoot.appendingPathComponent(".build/reference")
+    static let referenceFolder = CommandLineRun.packageRoot.appendingPathComponent(".build/reference")
     static let models = [
         "face_detection_short_range", "face_detection_full_range_sparse", "face_landmark", "selfie_segmentation",
         "selfie_segmentation_landscape", "palm_detection_lite", "hand_landmark_lite",
@@ -170,7 +168,9 @@ final class ModelCommandTests: XCTestCase {
 
     // MARK: helpers
 
-    static func modelPath(_ model: String) -> String { packageRoot.appendingPathComponent("models/\(model).tflite").path }
+    static func modelPath(_ model: String) -> String {
+        CommandLineRun.packageRoot.appendingPathComponent("models/\(model).tflite").path
+    }
 
     static func referenceFile(_ relativePath: String) throws -> URL {
         let url = referenceFolder.appendingPathComponent(relativePath)
@@ -182,44 +182,14 @@ final class ModelCommandTests: XCTestCase {
         try JSONDecoder().decode(Manifest.self, from: Data(contentsOf: referenceFile("\(model)/manifest.json")))
     }
 
-    /// The `vfx` executable in the build's bin folder, beside the test bundle.
-    static func vfxBinary() throws -> URL {
-        var folders = [Bundle(for: ModelCommandTests.self).bundleURL.deletingLastPathComponent(),
-                       Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
-        if let executable = Bundle.main.executableURL { folders.append(executable.deletingLastPathComponent()) }
-        for folder in folders {
-            let candidate = folder.appendingPathComponent("vfx")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-        }
-        throw Missing(path: "vfx binary (looked in \(folders.map(\.path).joined(separator: ", ")))")
-    }
-
     struct Result { let status: Int32; let stdout: String; let stderr: String }
 
     func vfx(_ arguments: String...) throws -> Result { try vfx(arguments) }
 
+    /// Runs the `vfx` built beside the test bundle.
     func vfx(_ arguments: [String]) throws -> Result {
-        let process = Process()
-        process.executableURL = try Self.vfxBinary()
-        process.arguments = arguments
-        let stdoutFile = temporary.appendingPathComponent("stdout-\(UUID().uuidString)")
-        let stderrFile = temporary.appendingPathComponent("stderr-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: stdoutFile.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
-        let out = try FileHandle(forWritingTo: stdoutFile), err = try FileHandle(forWritingTo: stderrFile)
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        process.waitUntilExit()
-        try out.close()
-        try err.close()
-        defer {
-            try? FileManager.default.removeItem(at: stdoutFile)
-            try? FileManager.default.removeItem(at: stderrFile)
-        }
-        return Result(status: process.terminationStatus,
-                      stdout: try String(contentsOf: stdoutFile, encoding: .utf8),
-                      stderr: try String(contentsOf: stderrFile, encoding: .utf8))
+        let result = try CommandLineRun.vfx(arguments)
+        return Result(status: result.status, stdout: String(decoding: result.stdout, as: UTF8.self), stderr: result.stderr)
     }
 
     private func assertOneLineError(_ result: Result, naming file: String, line: UInt = #line) {

@@ -8,9 +8,10 @@ Two parts, each run with the Python of its own virtual environment (see setup-ve
 
 `litert` writes, for every model in models/, OUT_DIR/<model>/input_0.npy (the input tensor),
 OUT_DIR/<model>/output_<index>_<tensor name>.npy (LiteRT's outputs, in the model's output order) and
-OUT_DIR/<model>/manifest.json, plus OUT_DIR/manifest.json listing the models. The inputs are real
-pictures: a photo and frames of the sample clips, decoded by the ffmpeg command, cropped, resized with
-bilinear sampling (pixel centres at +0.5, as MediaPipe's ImageToTensorCalculator does on the CPU),
+OUT_DIR/<model>/manifest.json (with the operator counts, parameters and multiply-adds read from the
+file); the same for a second picture in OUT_DIR/<model>/camera/; and OUT_DIR/manifest.json listing the
+models. The inputs are real pictures: photos and frames of the sample clips, decoded by the ffmpeg
+command, cropped, resized with bilinear sampling (pixel centres at +0.5, as MediaPipe's ImageToTensorCalculator does on the CPU),
 letterboxed where MediaPipe keeps the aspect ratio (padding is black before normalisation), and scaled
 to the range MediaPipe feeds each model: [-1, 1] for the face detectors, [0, 1] for the others.
 
@@ -59,6 +60,30 @@ INPUTS = {
     "hand_landmark_lite": dict(
         source=("astronaut.png", None), crop=(100, 402, 110, 110), fit=False, range=(0.0, 1.0),
         why="region around the gloved hand at the bottom left of the photo"),
+}
+
+
+# A second picture for every model, in OUT_DIR/<model>/camera/ (same files): a grayscale photo with other
+# statistics (a man filming, in profile, hands on the camera, sky and grass).
+SECOND_INPUTS = {
+    "face_detection_short_range": dict(
+        source=("camera.png", None), crop=(120, 40, 200, 200), fit=True, range=(-1.0, 1.0),
+        why="head and shoulders in profile"),
+    "face_detection_full_range_sparse": dict(
+        source=("camera.png", None), crop=None, fit=True, range=(-1.0, 1.0), why="whole picture"),
+    "face_landmark": dict(
+        source=("camera.png", None), crop=(140, 65, 150, 150), fit=False, range=(0.0, 1.0),
+        why="face region in profile"),
+    "selfie_segmentation": dict(
+        source=("camera.png", None), crop=None, fit=False, range=(0.0, 1.0), why="whole picture"),
+    "selfie_segmentation_landscape": dict(
+        source=("camera.png", None), crop=(0, 64, 512, 288), fit=False, range=(0.0, 1.0),
+        why="16:9 band across the man and the camera"),
+    "palm_detection_lite": dict(
+        source=("camera.png", None), crop=None, fit=True, range=(0.0, 1.0), why="whole picture"),
+    "hand_landmark_lite": dict(
+        source=("camera.png", None), crop=(170, 150, 130, 130), fit=False, range=(0.0, 1.0),
+        why="gloved hands on the camera"),
 }
 
 
@@ -203,6 +228,34 @@ def graph_summary(path):
                 tensors=graph.TensorsLength())
 
 
+def run_case(interpreter, model, spec, folder, version):
+    """Makes the input of `spec`, runs LiteRT on it and writes input, outputs and manifest.json to `folder`."""
+    path = os.path.join(MODELS, model + ".tflite")
+    (input_detail,) = interpreter.get_input_details()
+    tensor, origin = input_tensor(spec, [int(v) for v in input_detail["shape"]])
+    interpreter.set_tensor(input_detail["index"], tensor)
+    interpreter.invoke()
+
+    os.makedirs(folder, exist_ok=True)
+    np.save(os.path.join(folder, "input_0.npy"), tensor)
+    outputs = []
+    for index, detail in enumerate(interpreter.get_output_details()):
+        value = np.ascontiguousarray(interpreter.get_tensor(detail["index"]), dtype=np.float32)
+        file = f"output_{index}_{sanitized(detail['name'])}.npy"
+        np.save(os.path.join(folder, file), value)
+        outputs.append(dict(index=index, name=detail["name"], shape=list(value.shape), file=file,
+                            stats=stats(value)))
+    manifest = dict(model=model, model_sha256=sha256(path), runtime=f"ai-edge-litert {version}",
+                    interpreter="default (XNNPACK delegate), num_threads=1", numpy=np.__version__,
+                    graph=graph_summary(path),
+                    inputs=[dict(index=0, name=input_detail["name"], shape=list(tensor.shape),
+                                 file="input_0.npy", stats=stats(tensor), **origin)],
+                    outputs=outputs)
+    with open(os.path.join(folder, "manifest.json"), "w") as file:
+        json.dump(manifest, file, indent=2)
+    return manifest
+
+
 def make_litert(out_dir):
     import ai_edge_litert
     from ai_edge_litert.interpreter import Interpreter
@@ -210,35 +263,14 @@ def make_litert(out_dir):
     version = getattr(ai_edge_litert, "__version__", "unknown")
     listing = {}
     for model, spec in INPUTS.items():
-        path = os.path.join(MODELS, model + ".tflite")
         # The default op resolver applies the XNNPACK delegate and runs MediaPipe's custom op.
-        interpreter = Interpreter(model_path=path, num_threads=1)
+        interpreter = Interpreter(model_path=os.path.join(MODELS, model + ".tflite"), num_threads=1)
         interpreter.allocate_tensors()
-        (input_detail,) = interpreter.get_input_details()
-        tensor, origin = input_tensor(spec, [int(v) for v in input_detail["shape"]])
-        interpreter.set_tensor(input_detail["index"], tensor)
-        interpreter.invoke()
-
-        folder = os.path.join(out_dir, model)
-        os.makedirs(folder, exist_ok=True)
-        np.save(os.path.join(folder, "input_0.npy"), tensor)
-        outputs = []
-        for index, detail in enumerate(interpreter.get_output_details()):
-            value = np.ascontiguousarray(interpreter.get_tensor(detail["index"]), dtype=np.float32)
-            file = f"output_{index}_{sanitized(detail['name'])}.npy"
-            np.save(os.path.join(folder, file), value)
-            outputs.append(dict(index=index, name=detail["name"], shape=list(value.shape), file=file,
-                                stats=stats(value)))
-        manifest = dict(model=model, model_sha256=sha256(path), runtime=f"ai-edge-litert {version}",
-                        interpreter="default (XNNPACK delegate), num_threads=1", numpy=np.__version__,
-                        graph=graph_summary(path),
-                        inputs=[dict(index=0, name=input_detail["name"], shape=list(tensor.shape),
-                                     file="input_0.npy", stats=stats(tensor), **origin)],
-                        outputs=outputs)
-        with open(os.path.join(folder, "manifest.json"), "w") as file:
-            json.dump(manifest, file, indent=2)
-        listing[model] = dict(inputs=["input_0.npy"], outputs=[o["file"] for o in outputs])
-        print(f"make_reference: {model}: " + ", ".join(f"{o['name']} {o['shape']}" for o in outputs))
+        manifest = run_case(interpreter, model, spec, os.path.join(out_dir, model), version)
+        run_case(interpreter, model, SECOND_INPUTS[model], os.path.join(out_dir, model, "camera"), version)
+        listing[model] = dict(inputs=["input_0.npy"], outputs=[o["file"] for o in manifest["outputs"]],
+                              cases=["", "camera"])
+        print(f"make_reference: {model}: " + ", ".join(f"{o['name']} {o['shape']}" for o in manifest["outputs"]))
     with open(os.path.join(out_dir, "manifest.json"), "w") as file:
         json.dump(dict(runtime=f"ai-edge-litert {version}", models=listing), file, indent=2)
     make_numpy_samples(out_dir)

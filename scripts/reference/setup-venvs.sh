@@ -43,7 +43,7 @@ make_venv "$BUILD/venv-mediapipe" "${MEDIAPIPE_PACKAGES[@]}"
 STAMP=$( {
     echo "${LITERT_PACKAGES[*]}"; echo "${MEDIAPIPE_PACKAGES[*]}"
     sha256sum scripts/reference/make_reference.py models/*.tflite \
-        media/astronaut.png media/carphone_pristine.mp4 media/bikes.mp4
+        media/astronaut.png media/camera.png media/carphone_pristine.mp4 media/bikes.mp4
 } | sha256sum | cut -d' ' -f1)
 REFERENCE=$BUILD/reference
 if [ "$(cat "$REFERENCE/.stamp" 2>/dev/null)" = "$STAMP" ]; then

@@ -49,7 +49,7 @@ extension FilterSpec {
         example: "exposure:ev=1", swift: "FilterDescription.exposure(ev: 1)"
     ) { arguments, _ in
         let gain = Float(pow(2, arguments.number("ev")))
-        return .color(.rgb { Transfer.encode(Transfer.decode($0) * gain) })
+        return .color(.channels { Transfer.encode(Transfer.decode($0) * gain) })
     }
 
     /// Power law on each channel: `rgb^power` (power > 1 darkens mid-tones).
@@ -66,7 +66,7 @@ extension FilterSpec {
         }
     ) { arguments, _ in
         let power = arguments.float("power")
-        return .color(.rgb { SIMD3(pow($0.x, power), pow($0.y, power), pow($0.z, power)) })
+        return .color(.channels { SIMD3(pow($0.x, power), pow($0.y, power), pow($0.z, power)) })
     }
 
     /// Hue rotation: the chroma vector (Cb, Cr) of the frame's matrix turned by `angle`; luma kept.
@@ -115,7 +115,7 @@ extension FilterSpec {
         swift: "FilterDescription.whiteBalance(temperature: 4500, tint: 10)"
     ) { arguments, _ in
         let gains = Adjust.whiteBalanceGains(kelvin: arguments.float("temperature"), tint: arguments.float("tint"))
-        return .color(.rgb { Transfer.encode(Transfer.decode($0) * gains) })
+        return .color(.channels { Transfer.encode(Transfer.decode($0) * gains) })
     }
 
     /// Warmer (positive) or cooler (negative): red and blue gains `1 ± 0.15·amount` on gamma-encoded values.

@@ -26,7 +26,7 @@ extension FilterSpec {
     ) { arguments, _ in
         let cube = try CubeFile(contentsOf: arguments.text("file"))
         let amount = arguments.float("intensity")
-        return .color(ColorTransform(kind: .general, gridSize: cube.size) { rgb in
+        return .color(ColorTransform(kind: cube.dimensions == 1 ? .perChannel : .general, gridSize: cube.size) { rgb in
             rgb + (cube.apply(rgb) - rgb) * amount
         })
     }
@@ -67,6 +67,22 @@ public struct CubeFile: Sendable {
         try self.init(parsing: text, path: path)
     }
 
+    /// The text of a 3D `.cube` file that samples `function` at `size`³ nodes (red fastest).
+    public static func text(size: Int, title: String = "VideoFX", _ function: (SIMD3<Float>) -> SIMD3<Float>) -> String {
+        var lines = ["TITLE \"\(title)\"", "LUT_3D_SIZE \(size)"]
+        lines.reserveCapacity(size * size * size + 2)
+        let step = 1 / Float(size - 1)
+        for b in 0..<size {
+            for g in 0..<size {
+                for r in 0..<size {
+                    let value = function(SIMD3(Float(r), Float(g), Float(b)) * step).clampedToUnit
+                    lines.append(String(format: "%.6f %.6f %.6f", value.x, value.y, value.z))
+                }
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
     /// Parses the text of a `.cube` file (`path` names it in errors).
     public init(parsing text: String, path: String) throws {
         func fail(_ line: Int, _ reason: String) -> FilterError { .badFile(filter: "lut", path: path, line: line, reason: reason) }
@@ -74,7 +90,7 @@ public struct CubeFile: Sendable {
         var dimensions = 0, size = 0
         var domainMin = SIMD3<Float>(0, 0, 0), domainMax = SIMD3<Float>(1, 1, 1)
         var values: [SIMD3<Float>] = []
-        var lineNumber = 0
+        var lineNumber = 0, lastValueLine = 0
         func numbers(_ words: ArraySlice<Substring>, count: Int, line: Int, what: String) throws -> [Float] {
             guard words.count == count else { throw fail(line, "\(what) needs \(count) numbers, found \(words.count)") }
             return try words.map { word in
@@ -91,6 +107,7 @@ public struct CubeFile: Sendable {
                 guard dimensions > 0 else { throw fail(lineNumber, "table values before LUT_1D_SIZE or LUT_3D_SIZE") }
                 let entry = try numbers(words[...], count: 3, line: lineNumber, what: "a table entry")
                 values.append(SIMD3(entry[0], entry[1], entry[2]))
+                lastValueLine = lineNumber
                 continue
             }
             guard values.isEmpty else { throw fail(lineNumber, "keyword '\(first)' after the table values") }
@@ -122,7 +139,7 @@ public struct CubeFile: Sendable {
         guard dimensions > 0 else { throw fail(0, "no LUT_1D_SIZE or LUT_3D_SIZE") }
         let expected = dimensions == 3 ? size * size * size : size
         guard values.count == expected else {
-            throw fail(lineNumber, "the table has \(values.count) entries, LUT_\(dimensions)D_SIZE \(size) needs \(expected)")
+            throw fail(max(lastValueLine, 1), "the table has \(values.count) entries, LUT_\(dimensions)D_SIZE \(size) needs \(expected)")
         }
         guard all(domainMax .> domainMin) else { throw fail(0, "DOMAIN_MAX must be above DOMAIN_MIN in every channel") }
         self.title = title

@@ -13,7 +13,7 @@ extension FilterSpec {
         example: "posterize:levels=4", swift: "FilterDescription.posterize(levels: 4)"
     ) { arguments, _ in
         let steps = Float(arguments.integer("levels") - 1)
-        return .color(.rgb { ($0 * steps).rounded(.toNearestOrAwayFromZero) / steps })
+        return .color(.channels { ($0 * steps).rounded(.toNearestOrAwayFromZero) / steps })
     }
 
     /// Black or white by luma: white where `Y ≥ threshold`.
@@ -39,7 +39,7 @@ extension FilterSpec {
         example: "solarize:threshold=0.6", swift: "FilterDescription.solarize(threshold: 0.6)"
     ) { arguments, _ in
         let level = arguments.float("threshold")
-        return .color(.rgb { $0.replacing(with: 1 - $0, where: $0 .> level) })
+        return .color(.channels { $0.replacing(with: 1 - $0, where: $0 .> level) })
     }
 
     /// Input levels: `((v − black)/(white − black))^(1/gamma)` on each channel.
@@ -62,7 +62,7 @@ extension FilterSpec {
             throw FilterError.badValue(filter: "levels", key: "white", value: ParameterValue.format(Double(white)),
                                        expected: "above black (\(ParameterValue.format(Double(black))))")
         }
-        return .color(.rgb { rgb in
+        return .color(.channels { rgb in
             let t = ((rgb - black) / (white - black)).clampedToUnit
             return SIMD3(pow(t.x, exponent), pow(t.y, exponent), pow(t.z, exponent))
         })
@@ -94,7 +94,7 @@ extension FilterSpec {
         swift: "FilterDescription.colorClamp(low: FilterColor(red: 0.1, green: 0.1, blue: 0.1), high: FilterColor(red: 0.9, green: 0.9, blue: 0.9))"
     ) { arguments, _ in
         let low = arguments.color("low").rgb, high = arguments.color("high").rgb
-        return .color(.rgb { pointwiseMin(pointwiseMax($0, low), high) })
+        return .color(.channels { pointwiseMin(pointwiseMax($0, low), high) })
     }
 }
 

@@ -38,7 +38,7 @@ extension FilterSpec {
     /// Cool, contrasty "process" look: an S-curve `3x² − 2x³` mixed 60 % into each channel, blue +0.04, red −0.02.
     /// Formats: all. Chain: `photo-process` · Swift: `FilterDescription.photoProcess`
     public static let photoProcess = photoEffect("photo-process", "Cool and contrasty: S-curve on each channel, blue cast.", "CIPhotoEffectProcess") { _ in
-        .rgb { rgb in
+        .channels { rgb in
             let curve = rgb * rgb * (3 - 2 * rgb)
             return rgb + (curve - rgb) * 0.6 + SIMD3(-0.02, 0, 0.04)
         }

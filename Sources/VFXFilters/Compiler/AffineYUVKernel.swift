@@ -69,32 +69,37 @@ final class AffineYUVKernel: ColorKernel {
                     bottom[width] = bottom[width - 1]
                 }
                 let cbRow = cbPlane.row(cy), crRow = crPlane.row(cy)
-                let meanScale = SIMD8<Float>(repeating: 1 / Float(2 * rowCount))
+                let meanScale = 1 / Float(2 * rowCount)
                 var cx = 0
                 while cx < chromaWidth {
-                    let (cb, cr) = Layout.loadDoubled(cbRow, crRow, at: cx)
-                    let kR = constant.x + cb * fromCb.x + cr * fromCr.x
-                    let kG = constant.y + cb * fromCb.y + cr * fromCr.y
-                    let kB = constant.z + cb * fromCb.z + cr * fromCr.z
-                    var sumR = SIMD16<Float>(), sumG = SIMD16<Float>(), sumB = SIMD16<Float>()
+                    // Even and odd luma columns are kept apart, so each lines up with its block's chroma lane.
+                    let (cb, cr) = Layout.load(cbRow, crRow, at: cx)
+                    let kR = SIMD8(repeating: constant.x).addingProduct(cb, fromCb.x).addingProduct(cr, fromCr.x)
+                    let kG = SIMD8(repeating: constant.y).addingProduct(cb, fromCb.y).addingProduct(cr, fromCr.y)
+                    let kB = SIMD8(repeating: constant.z).addingProduct(cb, fromCb.z).addingProduct(cr, fromCr.z)
+                    var sumR = SIMD8<Float>(), sumG = SIMD8<Float>(), sumB = SIMD8<Float>()
                     for index in 0..<rowCount {
                         let pointer = (index == 0 ? top : bottom) + 2 * cx
-                        let y = SIMD16<Float>(bytesAt: pointer)
-                        let r = (y * gain.x + kR).clampedToUnit
-                        let g = (y * gain.y + kG).clampedToUnit
-                        let b = (y * gain.z + kB).clampedToUnit
-                        let out = (r * weights.red + g * weights.green + b * weights.blue) * outScale + outOffset
-                        UnsafeMutableRawPointer(pointer).storeBytes(of: roundedBytes(out), as: SIMD16<UInt8>.self)
-                        sumR += r
-                        sumG += g
-                        sumB += b
+                        let (even, odd) = evenAndOddBytes(pointer)
+                        var output = (SIMD8<Float>(), SIMD8<Float>())
+                        for parity in 0..<2 {
+                            let y = parity == 0 ? even : odd
+                            let r = kR.addingProduct(y, gain.x).clampedToUnit
+                            let g = kG.addingProduct(y, gain.y).clampedToUnit
+                            let b = kB.addingProduct(y, gain.z).clampedToUnit
+                            let luma = (r * (weights.red * outScale)).addingProduct(g, weights.green * outScale)
+                                .addingProduct(b, weights.blue * outScale) + outOffset
+                            if parity == 0 { output.0 = luma } else { output.1 = luma }
+                            sumR += r
+                            sumG += g
+                            sumB += b
+                        }
+                        storeInterleaved(roundedBytes(output.0), roundedBytes(output.1), at: pointer)
                     }
-                    let r = sumR.pairSums * meanScale
-                    let g = sumG.pairSums * meanScale
-                    let b = sumB.pairSums * meanScale
-                    let y = r * weights.red + g * weights.green + b * weights.blue
-                    let outCb = (b - y) * toCb + 128
-                    let outCr = (r - y) * toCr + 128
+                    let r = sumR * meanScale, g = sumG * meanScale, b = sumB * meanScale
+                    let y = (r * weights.red).addingProduct(g, weights.green).addingProduct(b, weights.blue)
+                    let outCb = ((b - y) * toCb) + 128
+                    let outCr = ((r - y) * toCr) + 128
                     Layout.store(roundedBytes(outCb), roundedBytes(outCr), cbRow, crRow, at: cx)
                     cx += 8
                 }
@@ -103,21 +108,42 @@ final class AffineYUVKernel: ColorKernel {
     }
 }
 
+/// 16 bytes as floats of the even and of the odd positions.
+@inline(__always) func evenAndOddBytes(_ pointer: UnsafePointer<UInt8>) -> (SIMD8<Float>, SIMD8<Float>) {
+    let bytes = UnsafeRawPointer(pointer).loadUnaligned(as: SIMD16<UInt8>.self)
+    var even = SIMD8<Float>(), odd = SIMD8<Float>()
+    for lane in 0..<8 {
+        even[lane] = Float(bytes[2 * lane])
+        odd[lane] = Float(bytes[2 * lane + 1])
+    }
+    return (even, odd)
+}
+
+/// Writes `even` and `odd` interleaved as 16 bytes.
+@inline(__always) func storeInterleaved(_ even: SIMD8<UInt8>, _ odd: SIMD8<UInt8>, at pointer: UnsafeMutablePointer<UInt8>) {
+    var bytes = SIMD16<UInt8>()
+    for lane in 0..<8 {
+        bytes[2 * lane] = even[lane]
+        bytes[2 * lane + 1] = odd[lane]
+    }
+    UnsafeMutableRawPointer(pointer).storeBytes(of: bytes, as: SIMD16<UInt8>.self)
+}
+
 /// How 8 chroma pairs are read and written: I420 keeps Cb and Cr in two planes, NV12 interleaves them.
 /// Chunks may run past the plane's width into its row padding (rows are padded to 64 bytes).
 protocol ChromaLayout {
-    /// Cb and Cr of 8 blocks from `x`, each repeated for the two luma columns of its block.
-    static func loadDoubled(_ cbRow: UnsafeMutablePointer<UInt8>, _ crRow: UnsafeMutablePointer<UInt8>, at x: Int)
-        -> (SIMD16<Float>, SIMD16<Float>)
+    /// Cb and Cr of 8 blocks from `x`.
+    static func load(_ cbRow: UnsafeMutablePointer<UInt8>, _ crRow: UnsafeMutablePointer<UInt8>, at x: Int)
+        -> (SIMD8<Float>, SIMD8<Float>)
     static func store(_ cb: SIMD8<UInt8>, _ cr: SIMD8<UInt8>, _ cbRow: UnsafeMutablePointer<UInt8>,
                       _ crRow: UnsafeMutablePointer<UInt8>, at x: Int)
 }
 
 enum SeparateChroma: ChromaLayout {
     @inline(__always)
-    static func loadDoubled(_ cbRow: UnsafeMutablePointer<UInt8>, _ crRow: UnsafeMutablePointer<UInt8>, at x: Int)
-        -> (SIMD16<Float>, SIMD16<Float>) {
-        (SIMD16<Float>(doubledBytesAt: cbRow + x, step: 1), SIMD16<Float>(doubledBytesAt: crRow + x, step: 1))
+    static func load(_ cbRow: UnsafeMutablePointer<UInt8>, _ crRow: UnsafeMutablePointer<UInt8>, at x: Int)
+        -> (SIMD8<Float>, SIMD8<Float>) {
+        (SIMD8<Float>(bytesAt: cbRow + x), SIMD8<Float>(bytesAt: crRow + x))
     }
 
     @inline(__always)
@@ -130,17 +156,14 @@ enum SeparateChroma: ChromaLayout {
 
 enum InterleavedChroma: ChromaLayout {
     @inline(__always)
-    static func loadDoubled(_ cbRow: UnsafeMutablePointer<UInt8>, _ crRow: UnsafeMutablePointer<UInt8>, at x: Int)
-        -> (SIMD16<Float>, SIMD16<Float>) {
-        (SIMD16<Float>(doubledBytesAt: cbRow + 2 * x, step: 2), SIMD16<Float>(doubledBytesAt: cbRow + 2 * x + 1, step: 2))
+    static func load(_ cbRow: UnsafeMutablePointer<UInt8>, _ crRow: UnsafeMutablePointer<UInt8>, at x: Int)
+        -> (SIMD8<Float>, SIMD8<Float>) {
+        evenAndOddBytes(cbRow + 2 * x)
     }
 
     @inline(__always)
     static func store(_ cb: SIMD8<UInt8>, _ cr: SIMD8<UInt8>, _ cbRow: UnsafeMutablePointer<UInt8>,
                       _ crRow: UnsafeMutablePointer<UInt8>, at x: Int) {
-        for lane in 0..<8 {
-            cbRow[2 * (x + lane)] = cb[lane]
-            cbRow[2 * (x + lane) + 1] = cr[lane]
-        }
+        storeInterleaved(cb, cr, at: cbRow + 2 * x)
     }
 }

@@ -9,7 +9,9 @@ import VFXPipeline
 ///   unchanged) and/or a chroma fill: `mono` touches only the chroma planes;
 /// - YUV frames with a lone affine transform (`sepia`, `color-matrix`…): `AffineYUVKernel`, exact per pixel;
 /// - other YUV runs: `YUVTableKernel`, a 3D table in Y'CbCr;
-/// - RGB frames: `RGBTableKernel`, a 3D table in R'G'B' with tetrahedral interpolation.
+/// - RGB frames whose run works on each channel alone: `RGBChannelKernel`, three exact 256-entry tables;
+/// - RGB frames whose run only bends luma and/or removes chroma: `RGBLumaKernel`, a table on quarter-code luma;
+/// - other RGB runs: `RGBTableKernel`, a 3D table in R'G'B' with tetrahedral interpolation.
 ///
 /// Frames are written in place when their buffer is not shared, else copied once into a pool buffer.
 ///
@@ -34,9 +36,6 @@ final class FusedColorProcessor: VideoProcessor {
         for transform in run { value = transform.apply(value).clampedToUnit }
         return value
     }
-
-    /// The name of the kernel in use (for benchmarks and tests).
-    var kernelName: String { kernel.map { String(describing: type(of: $0)) } ?? "none" }
 
     func configure(for input: FrameFormat) throws -> FrameFormat {
         kernel = FusedColorProcessor.chooseKernel(for: run, format: input)
@@ -86,8 +85,16 @@ final class FusedColorProcessor: VideoProcessor {
             }
             return YUVTableKernel(coding: coding, chromaInterleaved: interleaved, evaluate: evaluate)
         case .rgba, .bgra:
+            let redOffset = format.pixelFormat == .rgba ? 0 : 2
+            if run.allSatisfy(\.isPerChannel) {
+                let tables = (0..<256).map { code in evaluate(SIMD3(repeating: Float(code) / 255)) * 255 }
+                return RGBChannelKernel(red: tables.map(\.x), green: tables.map(\.y), blue: tables.map(\.z), redOffset: redOffset)
+            }
+            if let (curve, removesChroma) = lumaOnly(run) {
+                return RGBLumaKernel(weights: coding.weights, curve: curve, removesChroma: removesChroma, redOffset: redOffset)
+            }
             let gridSize = run.compactMap(\.gridSize).max().map(RGBTableKernel.gridSize(for:)) ?? 33
-            return RGBTableKernel(size: gridSize, redOffset: format.pixelFormat == .rgba ? 0 : 2, evaluate: evaluate)
+            return RGBTableKernel(size: gridSize, redOffset: redOffset, evaluate: evaluate)
         }
     }
 

@@ -13,20 +13,6 @@ extension SIMD16 where Scalar == Float {
     }
 }
 
-extension SIMD16 where Scalar == Float {
-    /// 8 bytes at `pointer`, each repeated twice (chroma widened to the luma samples of its 4:2:0 blocks).
-    @inline(__always) init(doubledBytesAt pointer: UnsafePointer<UInt8>, step: Int) {
-        self.init()
-        for lane in 0..<16 { self[lane] = Float(pointer[(lane >> 1) * step]) }
-    }
-
-    /// Sums of neighbouring lanes: (0+1, 2+3, …, 14+15).
-    @inline(__always) var pairSums: SIMD8<Float> {
-        var sums = SIMD8<Float>()
-        for lane in 0..<8 { sums[lane] = self[2 * lane] + self[2 * lane + 1] }
-        return sums
-    }
-}
 
 extension SIMD8 where Scalar == Float {
     /// 8 bytes at `pointer` as floats.
@@ -48,6 +34,14 @@ extension SIMD8 where Scalar == Float {
 extension SIMD16 where Scalar == Float {
     /// Each lane clamped to 0…1 (as compare-and-blend; the generic `pointwiseMin` runs lane by lane).
     @inline(__always) var clampedToUnit: SIMD16<Float> {
+        let low = replacing(with: 0, where: self .< 0)
+        return low.replacing(with: 1, where: low .> 1)
+    }
+}
+
+extension SIMD8 where Scalar == Float {
+    /// Each lane clamped to 0…1 (as compare-and-blend).
+    @inline(__always) var clampedToUnit: SIMD8<Float> {
         let low = replacing(with: 0, where: self .< 0)
         return low.replacing(with: 1, where: low .> 1)
     }

@@ -20,27 +20,25 @@ import VFXCore
 final class YUVTableKernel: ColorKernel {
     /// Nodes along Cb and along Cr.
     static let chromaNodes = 33
-    /// Output luma ×256, index `(cr·N + cb)·256 + y`.
-    private let lumaTable: UnsafeMutablePointer<UInt16>
-    /// Output (Cb, Cr) ×256, index `((cr·N + cb)·256 + y)·2`.
-    private let chromaTable: UnsafeMutablePointer<UInt16>
-    /// For each chroma code: its cell (lower node) and the position inside the cell (0…1).
+    /// Output (Y, Cb, Cr, unused) ×256 of node `(cr·N + cb)·256 + y`, four values per entry so that a block's chroma
+    /// lookups fall in the cache lines of its luma lookups.
+    private let table: UnsafeMutablePointer<UInt16>
+    /// For each chroma code: its cell (lower node) and the position inside the cell in 1/256.
     private let cell: UnsafeMutablePointer<Int32>
-    private let fraction: UnsafeMutablePointer<Float>
+    private let fraction: UnsafeMutablePointer<Int32>
     let chromaInterleaved: Bool
 
     init(coding: YUVCoding, chromaInterleaved: Bool, evaluate: @Sendable (SIMD3<Float>) -> SIMD3<Float>) {
         let n = YUVTableKernel.chromaNodes
         self.chromaInterleaved = chromaInterleaved
-        lumaTable = .allocate(capacity: n * n * 256)
-        chromaTable = .allocate(capacity: n * n * 256 * 2)
+        table = .allocate(capacity: n * n * 256 * 4)
         cell = .allocate(capacity: 256)
         fraction = .allocate(capacity: 256)
         for code in 0..<256 {
             let position = Float(code) * Float(n - 1) / 255
             let lower = min(Int(position), n - 2)
             cell[code] = Int32(lower)
-            fraction[code] = position - Float(lower)
+            fraction[code] = Int32(((position - Float(lower)) * 256).rounded())
         }
         for cr in 0..<n {
             let v = Float(cr) * 255 / Float(n - 1)
@@ -50,17 +48,18 @@ final class YUVTableKernel: ColorKernel {
                 for y in 0..<256 {
                     let out = coding.codes(evaluate(coding.rgb(y: Float(y), u: u, v: v).clampedToUnit))
                     let scaled = pointwiseMin(pointwiseMax(out, .zero), SIMD3(repeating: 255)) * 256
-                    lumaTable[node + y] = UInt16(scaled.x.rounded())
-                    chromaTable[(node + y) * 2] = UInt16(scaled.y.rounded())
-                    chromaTable[(node + y) * 2 + 1] = UInt16(scaled.z.rounded())
+                    let entry = table + (node + y) * 4
+                    entry[0] = UInt16(scaled.x.rounded())
+                    entry[1] = UInt16(scaled.y.rounded())
+                    entry[2] = UInt16(scaled.z.rounded())
+                    entry[3] = 0
                 }
             }
         }
     }
 
     deinit {
-        lumaTable.deallocate()
-        chromaTable.deallocate()
+        table.deallocate()
         cell.deallocate()
         fraction.deallocate()
     }
@@ -73,7 +72,7 @@ final class YUVTableKernel: ColorKernel {
         let step = chromaInterleaved ? 2 : 1
         let chromaWidth = (width + 1) / 2
         let n = YUVTableKernel.chromaNodes
-        let (lumaTable, chromaTable, cell, fraction) = (self.lumaTable, self.chromaTable, self.cell, self.fraction)
+        let (table, cell, fraction) = (self.table, self.cell, self.fraction)
         slices.run(rows: (height + 1) / 2) { chromaRows in
             for cy in chromaRows {
                 let top = luma.row(2 * cy)
@@ -82,38 +81,29 @@ final class YUVTableKernel: ColorKernel {
                 let crRow = crPlane.row(cy) + crOffset
                 for cx in 0..<chromaWidth {
                     let cb = Int(cbRow[cx * step]), cr = Int(crRow[cx * step])
-                    let iu = Int(cell[cb]), iv = Int(cell[cr])
                     let fu = fraction[cb], fv = fraction[cr]
-                    // The triangle of the (Cb, Cr) cell that holds the point, and its barycentric weights
-                    // (pre-divided by the tables' ×256).
-                    let base = (iv * n + iu) * 256
-                    let far = base + (n + 1) * 256
-                    let middle: Int, w0: Float, w1: Float, w2: Float
-                    if fu >= fv {
-                        middle = base + 256
-                        (w0, w1, w2) = ((1 - fu) / 256, (fu - fv) / 256, fv / 256)
-                    } else {
-                        middle = base + n * 256
-                        (w0, w1, w2) = ((1 - fv) / 256, (fv - fu) / 256, fu / 256)
-                    }
+                    // The triangle of the (Cb, Cr) cell that holds the point and its barycentric weights in 1/256:
+                    // (0,0), then (1,0) or (0,1) by the larger fraction, then (1,1). No branch: the choice is
+                    // a conditional move.
+                    let base = table + (Int(cell[cr]) * n + Int(cell[cb])) * 1024
+                    let far = base + (n + 1) * 1024
+                    let middle = base + (fu >= fv ? 1024 : n * 1024)
+                    let w0 = 256 - max(fu, fv), w1 = abs(fu - fv), w2 = min(fu, fv)
                     let x0 = 2 * cx, x1 = min(2 * cx + 1, width - 1)
                     let y00 = Int(top[x0]), y01 = Int(top[x1]), y10 = Int(bottom[x0]), y11 = Int(bottom[x1])
                     @inline(__always) func lookup(_ y: Int) -> UInt8 {
-                        let value = w0 * Float(lumaTable[base + y]) + w1 * Float(lumaTable[middle + y])
-                            + w2 * Float(lumaTable[far + y]) + 0.5
-                        return UInt8(truncatingIfNeeded: Int32(value))
+                        let sum = w0 * Int32(base[4 * y]) + w1 * Int32(middle[4 * y]) + w2 * Int32(far[4 * y])
+                        return UInt8(truncatingIfNeeded: (sum + 32768) >> 16)
                     }
                     top[x0] = lookup(y00)
                     top[x1] = lookup(y01)
                     bottom[x0] = lookup(y10)
                     bottom[x1] = lookup(y11)
-                    let mean = (y00 + y01 + y10 + y11 + 2) >> 2
-                    let c0 = (base + mean) * 2, c1 = (middle + mean) * 2, c2 = (far + mean) * 2
-                    let outCb = w0 * Float(chromaTable[c0]) + w1 * Float(chromaTable[c1]) + w2 * Float(chromaTable[c2]) + 0.5
-                    let outCr = w0 * Float(chromaTable[c0 + 1]) + w1 * Float(chromaTable[c1 + 1])
-                        + w2 * Float(chromaTable[c2 + 1]) + 0.5
-                    cbRow[cx * step] = UInt8(truncatingIfNeeded: Int32(outCb))
-                    crRow[cx * step] = UInt8(truncatingIfNeeded: Int32(outCr))
+                    let mean = 4 * ((y00 + y01 + y10 + y11 + 2) >> 2)
+                    let outCb = w0 * Int32(base[mean + 1]) + w1 * Int32(middle[mean + 1]) + w2 * Int32(far[mean + 1])
+                    let outCr = w0 * Int32(base[mean + 2]) + w1 * Int32(middle[mean + 2]) + w2 * Int32(far[mean + 2])
+                    cbRow[cx * step] = UInt8(truncatingIfNeeded: (outCb + 32768) >> 16)
+                    crRow[cx * step] = UInt8(truncatingIfNeeded: (outCr + 32768) >> 16)
                 }
             }
         }

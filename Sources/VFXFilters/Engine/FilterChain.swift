@@ -23,7 +23,7 @@ public struct FilterChain: Sendable, Hashable, CustomStringConvertible {
     public init(parsing text: String) throws {
         filters = try ChainSyntax.parse(text).map { parsed in
             guard let spec = FilterRegistry.spec(named: parsed.name) else { throw FilterError.unknownFilter(parsed.name) }
-            var description = try FilterDescription(spec.name)
+            var description = FilterDescription(builtIn: spec.name, [:])
             var positional = 0
             var seenKey = false
             var given: Set<String> = []

@@ -19,7 +19,9 @@ public enum FilterRegistry {
         // Lookup tables (Color/CubeLUT.swift)
         .lut,
         // Spatial filters (Spatial/*.swift)
-        .gaussianBlur, .boxBlur, .unsharpMask, .bloom, .gloom, .sharpen, .edges, .emboss, .median, .vignette, .pixellate,
+        .gaussianBlur, .boxBlur, .motionBlur, .zoomBlur, .unsharpMask, .bloom, .gloom, .sharpen, .edges, .emboss, .median, .vignette, .pixellate,
+        // Geometry (Geometry/*.swift)
+        .crop, .scale, .flip, .rotate,
     ]
 
     private static let byName: [String: FilterSpec] = Dictionary(builtIns.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })

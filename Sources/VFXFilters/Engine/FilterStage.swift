@@ -103,6 +103,7 @@ public struct ColorMatrix: Sendable, Hashable {
 /// ```swift
 /// ColorTransform.rgb { rgb in 1 - rgb }                            // any function: fused into a 3D table
 /// ColorTransform.affine(ColorMatrix.identity.blended(0.5))         // a matrix: exact vector kernel when alone
+/// ColorTransform.channels { pointwiseMin($0 * 2, .one) }           // per channel: exact tables on RGB
 /// ColorTransform.lumaCurve(luma) { y in y * y }                   // only luma changes: 256-entry table on YUV
 /// ColorTransform.removingChroma(luma)                              // gray: YUV frames touch only chroma
 /// ```
@@ -113,6 +114,8 @@ public struct ColorTransform: Sendable {
         case general
         /// `clamp(matrix · rgb + offset)`.
         case affine(ColorMatrix)
+        /// Each output channel depends only on the same input channel (curves, gains, posterize, a 1D table).
+        case perChannel
         /// Luma (with the frame's weights) goes through the curve; chroma (R'−Y', B'−Y') is kept, or removed
         /// when `removesChroma`.
         case luma(curve: (@Sendable (Float) -> Float)?, removesChroma: Bool)
@@ -140,11 +143,26 @@ public struct ColorTransform: Sendable {
         ColorTransform(kind: .affine(matrix)) { matrix.apply($0) }
     }
 
-    /// Luma through `curve`, chroma kept: `rgb + (curve(Y') − Y')`.
+    /// A function applied to each channel on its own (`function` must not mix channels): exact 256-entry tables
+    /// per channel on RGB frames.
+    public static func channels(_ function: @escaping @Sendable (SIMD3<Float>) -> SIMD3<Float>) -> ColorTransform {
+        ColorTransform(kind: .perChannel, apply: function)
+    }
+
+    /// True when each output channel depends only on the same input channel.
+    var isPerChannel: Bool {
+        switch kind {
+        case .perChannel: true
+        case .affine(let m): m.red.y == 0 && m.red.z == 0 && m.green.x == 0 && m.green.z == 0 && m.blue.x == 0 && m.blue.y == 0
+        case .general, .luma: false
+        }
+    }
+
+    /// Luma through `curve` (its result clamped to 0…1), chroma kept: `rgb + (clamp(curve(Y')) − Y')`.
     public static func lumaCurve(_ weights: LumaWeights, _ curve: @escaping @Sendable (Float) -> Float) -> ColorTransform {
         ColorTransform(kind: .luma(curve: curve, removesChroma: false)) { rgb in
             let y = weights.luma(rgb)
-            return rgb + (curve(y) - y)
+            return rgb + (curve(y).clamped(0, 1) - y)
         }
     }
 
@@ -152,7 +170,7 @@ public struct ColorTransform: Sendable {
     public static func removingChroma(_ weights: LumaWeights, curve: (@Sendable (Float) -> Float)? = nil) -> ColorTransform {
         ColorTransform(kind: .luma(curve: curve, removesChroma: true)) { rgb in
             let y = weights.luma(rgb)
-            return SIMD3(repeating: curve?(y) ?? y)
+            return SIMD3(repeating: (curve?(y) ?? y).clamped(0, 1))
         }
     }
 }

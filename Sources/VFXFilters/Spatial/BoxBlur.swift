@@ -29,6 +29,8 @@ extension FilterDescription {
 /// The stage of `box-blur`: one `PlaneBoxBlur` per plane; the result goes back in place (or to a pool
 /// buffer when the frame's pixels are shared).
 final class BoxBlurProcessor: VideoProcessor {
+    /// The format `configure` sized the buffers for.
+    private var configured: FrameFormat?
     let radius: Int
     let slices: SliceRunner
     private var blurs: [PlaneBoxBlur] = []
@@ -40,6 +42,7 @@ final class BoxBlurProcessor: VideoProcessor {
     }
 
     func configure(for input: FrameFormat) throws -> FrameFormat {
+        configured = input
         let format = input.pixelFormat
         blurs = (0..<format.planeCount).map { index in
             let size = format.planeSize(index, width: input.width, height: input.height)
@@ -52,6 +55,7 @@ final class BoxBlurProcessor: VideoProcessor {
     }
 
     func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
+        try FrameCheck.require(frame, matches: configured, filter: "box-blur")
         var source = frame
         if source.isUniquelyReferenced() {
             source.withMutablePlanes { planes in
@@ -136,17 +140,18 @@ final class PlaneBoxBlur: @unchecked Sendable {
             UnsafeRawPointer(column + min(max(y, 0), height - 1) * stride).loadUnaligned(as: SIMD16<Int32>.self)
         }
         let area = Int32((2 * radius + 1) * (2 * radius + 1))
-        let inverse = 1 / Float(area)
+        let inverse = 1 / Float(2 * area)
         var sum = SIMD16<Int32>()
         for k in -radius...radius { sum &+= load(k) }
         for y in 0..<height {
-            // Nearest integer to sum / area, computed in floats and corrected exactly in integers:
-            // q = ⌊(2·sum + area) / (2·area)⌋ (area is odd, so there are no ties).
-            let estimate = SIMD16<Float>(sum) * inverse + 12_582_912
+            // Nearest integer to sum / area = ⌊(2·sum + area) / (2·area)⌋ (area is odd: no ties), estimated in
+            // floats and corrected exactly in integers with sign shifts (no masks).
+            let numerator = (sum &* 2) &+ area
+            let estimate = SIMD16<Float>(numerator) * inverse - 0.5 + 12_582_912
             var q = unsafeBitCast(estimate, to: SIMD16<Int32>.self) &- 0x4B40_0000
-            let excess = (sum &* 2) &+ area &- q &* (2 * area)
-            q = q.replacing(with: q &- 1, where: excess .< 0)
-            q = q.replacing(with: q &+ 1, where: excess .>= 2 * area)
+            let excess = numerator &- q &* (2 * area)
+            q &+= excess &>> 31
+            q &-= ((2 * area - 1) &- excess) &>> 31
             let bytes = SIMD16<UInt8>(truncatingIfNeeded: q)
             let output = target.row(y) + firstSample
             if count == 16 {

@@ -24,8 +24,8 @@ struct MedianKernel: StencilKernel, Sendable {
     func apply(_ n: Neighborhood) -> SIMD16<Float> {
         var p = (n.northWest, n.north, n.northEast, n.west, n.center, n.east, n.southWest, n.south, n.southEast)
         @inline(__always) func order(_ a: inout SIMD16<Float>, _ b: inout SIMD16<Float>) {
-            let low = pointwiseMin(a, b)
-            b = pointwiseMax(a, b)
+            let low = lanewiseMin(a, b)
+            b = lanewiseMax(a, b)
             a = low
         }
         order(&p.1, &p.2); order(&p.4, &p.5); order(&p.7, &p.8)

@@ -5,7 +5,8 @@ import VFXPipeline
 extension FilterSpec {
     /// Darkens toward the corners. With d the distance from the frame's centre divided by half its diagonal
     /// (0 at the centre, 1 in the corners), values are scaled toward black by
-    /// `f = 1 − intensity · s(t)`, `t = clamp((d − radius) / (1 − radius), 0, 1)`, `s(t) = t²(3 − 2t)`.
+    /// `f = 1 − intensity · s(t)`, `t = clamp((d² − radius²) / (1 − radius²), 0, 1)`, `s(t) = t²(3 − 2t)`
+    /// (a smooth step in d², so no square root per pixel).
     /// - `radius`: 0…1, default 0.5 (where darkening starts). `intensity`: 0…1, default 0.6 (darkening in the corners).
     /// - Formats: all. YUV: luma scaled toward black and chroma toward neutral by the same f (the same as
     ///   scaling gamma-encoded RGB); RGB: color channels, alpha kept.
@@ -34,6 +35,8 @@ extension FilterDescription {
 /// The stage of `vignette`: per plane, a table of each sample's squared horizontal distance (made at configure
 /// time); each row adds its vertical distance and computes the factor for sixteen samples at a time.
 final class VignetteProcessor: VideoProcessor {
+    /// The format `configure` sized the buffers for.
+    private var configured: FrameFormat?
     let radius: Float
     let intensity: Float
     let slices: SliceRunner
@@ -47,6 +50,7 @@ final class VignetteProcessor: VideoProcessor {
     }
 
     func configure(for input: FrameFormat) throws -> FrameFormat {
+        configured = input
         let format = input.pixelFormat
         planes = (0..<format.planeCount).map { index in
             VignettePlane(format: input, plane: index, radius: radius, intensity: intensity)
@@ -56,6 +60,7 @@ final class VignetteProcessor: VideoProcessor {
     }
 
     func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
+        try FrameCheck.require(frame, matches: configured, filter: "vignette")
         guard intensity > 0, radius < 1 else { return frame }
         var frame = frame
         frame.withMutablePlanes(pool: pool) { targets in
@@ -124,7 +129,8 @@ struct VignettePlane: @unchecked Sendable {
             }
         }
         let row = plane.row(y)
-        let inverseSpan = 1 / max(1 - radius, 1e-6)
+        let radius2 = radius * radius
+        let inverseSpan = 1 / max(1 - radius2, 1e-6)
         horizontal.withUnsafeBufferPointer { dx2 in
             var index = 0
             while index < samples {
@@ -133,8 +139,8 @@ struct VignettePlane: @unchecked Sendable {
                     continue
                 }
                 let count = min(16, samples - index)
-                let distance = (loadFloats(dx2.baseAddress! + index) + dy2).squareRoot()
-                let t = pointwiseMin(pointwiseMax((distance - radius) * inverseSpan, SIMD16(repeating: 0)), SIMD16(repeating: 1))
+                let distance2 = loadFloats(dx2.baseAddress! + index) + dy2
+                let t = pointwiseMin(pointwiseMax((distance2 - radius2) * inverseSpan, SIMD16(repeating: 0)), SIMD16(repeating: 1))
                 let factor = 1 - intensity * t * t * (3 - 2 * t) * levels.colorLanes
                 let value = loadBytes(row + index, count: count)
                 storeBytes(levels.black + (value - levels.black) * factor, to: row + index, count: count)

@@ -1,0 +1,255 @@
+import Foundation
+import VFXCore
+import VFXFilters
+import VFXPipeline
+
+/// Times a filter chain on a y4m clip and FFmpeg's equivalent on the same clip in the same run.
+///
+/// What is timed:
+/// - FFmpeg's floor: `ffmpeg -i in.y4m -f yuv4mpegpipe out.y4m` (reading and writing only), best of `repeats`.
+/// - FFmpeg's filter: the same command with `-vf GRAPH`, best of `repeats`.
+/// - VideoFX: the clip's frames are read into memory once (untimed); each frame is copied into a fresh pool
+///   buffer (untimed, as a decoder would hand one over) and the compiled chain's `process` is timed. VideoFX's
+///   total is FFmpeg's floor plus that processing time (best of `repeats` passes), so the ratio
+///   `(ffmpeg − floor) / (vfx − floor)` compares the filtering work alone.
+/// All files live in /dev/shm (RAM).
+///
+/// ```swift
+/// let result = try FilterBenchmark.run(.init(chain: "sepia", source: .generated(width: 1920, height: 1080)))
+/// print(result.ratio ?? 0)
+/// ```
+public enum FilterBenchmark {
+    public enum Source: Sendable {
+        /// A y4m file (4:2:0) or any clip FFmpeg reads (converted to y4m first, scaled to `size` when given).
+        case file(String, width: Int?, height: Int?)
+        /// FFmpeg's `testsrc2` pattern at this size.
+        case generated(width: Int, height: Int)
+    }
+
+    public struct Options: Sendable {
+        public var chain: String
+        public var source: Source
+        public var frames: Int
+        public var threads: Int
+        /// FFmpeg's filtergraph; nil = derived from the chain's filters (`FilterSpec.ffmpeg`).
+        public var ffmpegGraph: String?
+        public var repeats: Int
+        /// Also run FFmpeg (floor and filter).
+        public var compare: Bool
+
+        public init(chain: String, source: Source, frames: Int = 60, threads: Int = 1, ffmpegGraph: String? = nil,
+                    repeats: Int = 3, compare: Bool = true) {
+            self.chain = chain
+            self.source = source
+            self.frames = frames
+            self.threads = threads
+            self.ffmpegGraph = ffmpegGraph
+            self.repeats = repeats
+            self.compare = compare
+        }
+    }
+
+    public struct Result: Sendable, Encodable {
+        public let chain: String
+        public let width: Int
+        public let height: Int
+        public let frames: Int
+        public let threads: Int
+        /// VideoFX's processing time for all frames (best pass), seconds.
+        public let processingSeconds: Double
+        public let floorSeconds: Double?
+        public let ffmpegSeconds: Double?
+        public let ffmpegGraph: String?
+        /// (ffmpeg − floor) / processing: how many times faster VideoFX does the filtering work (nil when FFmpeg's
+        /// filter time does not exceed its floor).
+        public let ratio: Double?
+        public let timed: String
+
+        public var vfxFramesPerSecond: Double { Double(frames) / processingSeconds }
+        public var ffmpegFramesPerSecond: Double? {
+            guard let ffmpegSeconds, let floorSeconds, ffmpegSeconds > floorSeconds else { return nil }
+            return Double(frames) / (ffmpegSeconds - floorSeconds)
+        }
+    }
+
+    public struct BenchError: Error, CustomStringConvertible {
+        public let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    public static func run(_ options: Options) throws -> Result {
+        let chain = try FilterChain(parsing: options.chain)
+        let workspace = "/dev/shm/vfx-bench-\(getpid())"
+        try FileManager.default.createDirectory(atPath: workspace, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: workspace) }
+        let clip = try prepareClip(options.source, frames: options.frames, in: workspace)
+        let frames = try Y4MClip(path: clip, limit: options.frames)
+        guard !frames.frames.isEmpty else { throw BenchError("\(clip): no frames") }
+        let width = frames.width, height = frames.height
+
+        let processing = try timeProcessing(chain, frames: frames.frames, threads: options.threads, repeats: options.repeats)
+
+        var floor: Double?, ffmpeg: Double?, graph: String?
+        if options.compare {
+            graph = try options.ffmpegGraph ?? ffmpegGraph(for: chain, width: width, height: height, in: workspace)
+            let output = workspace + "/out.y4m"
+            let base = ["-hide_banner", "-v", "error", "-threads", "\(options.threads)",
+                        "-filter_threads", "\(options.threads)", "-i", clip, "-frames:v", "\(frames.frames.count)"]
+            floor = try bestTime(repeats: options.repeats) {
+                try runFFmpeg(base + ["-f", "yuv4mpegpipe", "-y", output])
+            }
+            if let graph {
+                ffmpeg = try bestTime(repeats: options.repeats) {
+                    try runFFmpeg(base + ["-vf", graph + ",format=yuv420p", "-f", "yuv4mpegpipe", "-y", output])
+                }
+            }
+        }
+        // FFmpeg's filter can cost less than the noise of its own floor (hue=s=0 at 720p): then there is no ratio.
+        let ratio: Double? = if let floor, let ffmpeg, ffmpeg > floor { (ffmpeg - floor) / processing } else { nil }
+        return Result(chain: chain.description, width: width, height: height, frames: frames.frames.count,
+                      threads: options.threads, processingSeconds: processing, floorSeconds: floor, ffmpegSeconds: ffmpeg,
+                      ffmpegGraph: graph, ratio: ratio,
+                      timed: "vfx: process() on frames held in memory (fresh buffer each, copy untimed), best of "
+                        + "\(options.repeats); ffmpeg: whole command minus the y4m read/write floor, best of \(options.repeats)")
+    }
+
+    /// FFmpeg's filtergraph for `chain`: each filter's own equivalent, or for a color filter without one, FFmpeg's
+    /// `lut3d` (tetrahedral) on a 65³ `.cube` that samples the filter.
+    public static func ffmpegGraph(for chain: FilterChain, width: Int, height: Int, in folder: String) throws -> String {
+        guard !chain.filters.isEmpty else { return "null" }
+        return try chain.filters.enumerated().map { index, description in
+            guard let spec = description.spec else { throw FilterError.unknownFilter(description.name) }
+            let arguments = try description.arguments()
+            if let graph = spec.ffmpeg?(arguments) { return graph }
+            let format = FrameFormat(pixelFormat: .rgba, width: width, height: height)
+            let context = FilterContext(format: format, slices: SliceRunner(threads: 1))
+            guard case .color(let transform) = try spec.makeStage(arguments, context) else {
+                throw BenchError("\(spec.name) has no FFmpeg equivalent: pass --ffmpeg 'GRAPH'")
+            }
+            let path = "\(folder)/filter\(index).cube"
+            try CubeFile.text(size: 65) { transform.apply($0) }.write(toFile: path, atomically: true, encoding: .utf8)
+            return "lut3d=file=\(path):interp=tetrahedral"
+        }.joined(separator: ",")
+    }
+
+    /// A y4m file with the clip (converted or generated by FFmpeg when needed).
+    static func prepareClip(_ source: Source, frames: Int, in folder: String) throws -> String {
+        let clip = folder + "/in.y4m"
+        switch source {
+        case .file(let path, let width, let height):
+            let scale = width.flatMap { w in height.map { h in ["-vf", "scale=\(w):\(h)"] } } ?? []
+            if path.hasSuffix(".y4m") && scale.isEmpty { return path }
+            try runFFmpeg(["-hide_banner", "-v", "error", "-i", path] + scale
+                          + ["-frames:v", "\(frames)", "-pix_fmt", "yuv420p", "-f", "yuv4mpegpipe", "-y", clip])
+        case .generated(let width, let height):
+            try runFFmpeg(["-hide_banner", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=\(width)x\(height):rate=30",
+                           "-frames:v", "\(frames)", "-pix_fmt", "yuv420p", "-f", "yuv4mpegpipe", "-y", clip])
+        }
+        return clip
+    }
+
+    static func timeProcessing(_ chain: FilterChain, frames: [VideoFrame], threads: Int, repeats: Int) throws -> Double {
+        let first = frames[0]
+        let processor = chain.makeProcessor(threads: threads)
+        _ = try processor.configure(for: FrameFormat(of: first))
+        defer { processor.release() }
+        let pool = BufferPool(format: first.format, width: first.width, height: first.height, capacity: 4)
+        var best = Double.infinity
+        for _ in 0..<max(1, repeats) {
+            var total = 0.0
+            for source in frames {
+                var frame = source.makeSibling(pool: pool)
+                frame.withMutablePlanes { planes in
+                    for (from, to) in zip(source.planes, planes) { from.copy(to: to) }
+                }
+                let start = DispatchTime.now().uptimeNanoseconds
+                let output = try processor.process(frame)
+                total += Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+                withExtendedLifetime(output) {}
+            }
+            best = min(best, total)
+        }
+        return best
+    }
+
+    static func bestTime(repeats: Int, _ body: () throws -> Void) throws -> Double {
+        var best = Double.infinity
+        for _ in 0..<max(1, repeats) {
+            let start = DispatchTime.now().uptimeNanoseconds
+            try body()
+            best = min(best, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+        }
+        return best
+    }
+
+    static func runFFmpeg(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["ffmpeg", "-nostdin"] + arguments
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let message = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            let text = String(decoding: message, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
+            throw BenchError("ffmpeg failed (\(process.terminationStatus)): \(text)")
+        }
+    }
+}
+
+/// The frames of a 4:2:0 y4m file, read into memory as I420 frames.
+struct Y4MClip {
+    let width: Int
+    let height: Int
+    let frames: [VideoFrame]
+
+    init(path: String, limit: Int) throws {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw FilterBenchmark.BenchError("\(path): cannot read")
+        }
+        guard let headerEnd = data.firstIndex(of: 0x0a) else { throw FilterBenchmark.BenchError("\(path): not a y4m file") }
+        let header = String(decoding: data[data.startIndex..<headerEnd], as: UTF8.self).split(separator: " ")
+        guard header.first == "YUV4MPEG2" else { throw FilterBenchmark.BenchError("\(path): not a y4m file") }
+        var width = 0, height = 0
+        for field in header.dropFirst() {
+            switch field.first {
+            case "W": width = Int(field.dropFirst()) ?? 0
+            case "H": height = Int(field.dropFirst()) ?? 0
+            case "C":
+                guard field.dropFirst().hasPrefix("420") else {
+                    throw FilterBenchmark.BenchError("\(path): chroma \(field.dropFirst()) is not 4:2:0")
+                }
+            default: break
+            }
+        }
+        guard width > 0, height > 0 else { throw FilterBenchmark.BenchError("\(path): no frame size in the header") }
+        self.width = width
+        self.height = height
+        let chroma = ((width + 1) / 2) * ((height + 1) / 2)
+        let frameBytes = width * height + 2 * chroma
+        var frames: [VideoFrame] = []
+        var offset = headerEnd + 1
+        while frames.count < limit, offset < data.endIndex, let lineEnd = data[offset...].firstIndex(of: 0x0a) {
+            let start = lineEnd + 1
+            guard start + frameBytes <= data.endIndex else { break }
+            var frame = VideoFrame(format: .i420, width: width, height: height)
+            frame.withMutablePlanes { planes in
+                data.withUnsafeBytes { raw in
+                    guard let base = raw.bindMemory(to: UInt8.self).baseAddress else { return }
+                    var cursor = start - data.startIndex
+                    for plane in planes {
+                        for y in 0..<plane.height {
+                            plane.row(y).update(from: base + cursor, count: plane.width)
+                            cursor += plane.width
+                        }
+                    }
+                }
+            }
+            frames.append(frame)
+            offset = start + frameBytes
+        }
+        self.frames = frames
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import VFXBench
+
+/// `vfx bench --filter CHAIN [--input X | --size WxH] [--frames N] [--threads N] [--ffmpeg GRAPH] [--no-ffmpeg] [--json]`:
+/// times a chain and FFmpeg's equivalent on the same y4m clip, and prints the ratio of their filtering work.
+///
+/// ```sh
+/// vfx bench --filter sepia --size 1920x1080 --frames 60 --threads 1
+/// vfx bench --filter 'lut:file=grade.cube' --input clip.y4m --json
+/// ```
+enum FilterBenchCommand {
+    static func run(_ arguments: inout Arguments) throws {
+        guard let chain = try arguments.option("--filter") else { throw UsageError("bench needs --filter CHAIN") }
+        let input = try arguments.option("--input", "-i")
+        let size = try arguments.option("--size").map(parseSize)
+        let frames = try arguments.intOption("--frames", range: 1...10_000) ?? 60
+        let threads = try arguments.intOption("--threads", range: 1...256) ?? 1
+        let repeats = try arguments.intOption("--repeats", range: 1...100) ?? 3
+        let graph = try arguments.option("--ffmpeg")
+        let compare = !arguments.flag("--no-ffmpeg")
+        let json = arguments.flag("--json")
+        try arguments.finish()
+
+        let source: FilterBenchmark.Source
+        if let input {
+            source = .file(input, width: size?.width, height: size?.height)
+        } else {
+            let (width, height) = size ?? (1920, 1080)
+            source = .generated(width: width, height: height)
+        }
+        let result = try FilterBenchmark.run(.init(chain: chain, source: source, frames: frames, threads: threads,
+                                                   ffmpegGraph: graph, repeats: repeats, compare: compare))
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            print(String(decoding: try encoder.encode(result), as: UTF8.self))
+            return
+        }
+        let perFrame = result.processingSeconds / Double(result.frames) * 1000
+        print("chain       \(result.chain)  (\(result.width)x\(result.height), \(result.frames) frames, \(result.threads) thread(s))")
+        print(String(format: "vfx         %.2f ms/frame  %.0f fps (filtering only)", perFrame, result.vfxFramesPerSecond))
+        if let floor = result.floorSeconds {
+            print(String(format: "ffmpeg I/O  %.3f s floor", floor))
+        }
+        if let ffmpeg = result.ffmpegSeconds, let graph = result.ffmpegGraph, let fps = result.ffmpegFramesPerSecond {
+            print(String(format: "ffmpeg      %.3f s total, %.2f ms/frame  %.0f fps beyond the floor  (-vf %@)",
+                         ffmpeg, 1000 / fps, fps, graph))
+        }
+        if let ratio = result.ratio {
+            print(String(format: "ratio       %.2f× FFmpeg  ((ffmpeg − floor) / (vfx − floor))", ratio))
+        }
+    }
+
+    private static func parseSize(_ text: String) throws -> (width: Int, height: Int) {
+        let parts = text.lowercased().split(separator: "x")
+        guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]), width > 0, height > 0,
+              width <= 16384, height <= 16384 else {
+            throw UsageError("--size must be WIDTHxHEIGHT, got '\(text)'")
+        }
+        return (width, height)
+    }
+}

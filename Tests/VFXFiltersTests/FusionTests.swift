@@ -104,6 +104,43 @@ final class FusionTests: XCTestCase {
         }
     }
 
+    /// Every kernel on tiny and odd frames (a single pixel, one row, one column): chunks that run past a row end stay in
+    /// the row padding, and the result does not depend on the thread count.
+    func testTinyAndOddFrames() throws {
+        for format in PixelFormat.allCases {
+            for (width, height) in [(1, 1), (2, 2), (3, 5), (17, 1), (1, 9)] {
+                let count = (0..<format.planeCount).reduce(0) { total, plane in
+                    let size = format.planeSize(plane, width: width, height: height)
+                    return total + size.width * size.height * format.bytesPerPixel(plane: plane)
+                }
+                let frame = TestSupport.frame((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 67 &+ 5) }, format: format,
+                                              width: width, height: height)
+                for chain in ["sepia", "sepia,hue:angle=10", "mono", "brightness", "gamma:0.7", "lut:file=\(try cubePath())"] {
+                    let one = TestSupport.bytes(try TestSupport.apply(chain, to: frame, threads: 1))
+                    let two = TestSupport.bytes(try TestSupport.apply(chain, to: frame, threads: 2))
+                    XCTAssertEqual(one, two, "\(chain) on \(format) \(width)x\(height)")
+                    XCTAssertEqual(one.count, count)
+                }
+            }
+        }
+    }
+
+    private var cubeFolder: String?
+    private func cubePath() throws -> String {
+        let folder = try cubeFolder ?? TestSupport.temporaryFolder()
+        let path = folder + "/grade.cube"
+        if cubeFolder == nil {
+            try FFmpegReferenceTests.cube3D(nodes: 5).write(toFile: path, atomically: true, encoding: .utf8)
+            cubeFolder = folder
+        }
+        return path
+    }
+
+    override func tearDown() {
+        if let cubeFolder { try? FileManager.default.removeItem(atPath: cubeFolder) }
+        cubeFolder = nil
+    }
+
     /// A frame whose pixels are shared is copied, not changed behind its other holder's back.
     func testSharedInputIsNotModified() throws {
         let frame = TestSupport.frame((0..<64).map { UInt8($0 * 3) }, format: .rgba, width: 4, height: 4)

@@ -166,24 +166,6 @@ public struct CubeFile: Sendable {
         }
         let dg = size, db = size * size
         let origin = (Int(lower.z) * size + Int(lower.y)) * size + Int(lower.x)
-        let c000 = values[origin], c111 = values[origin + db + dg + 1]
-        let (fr, fg, fb) = (f.x, f.y, f.z)
-        if fr > fg {
-            if fg > fb {
-                return (1 - fr) * c000 + (fr - fg) * values[origin + 1] + (fg - fb) * values[origin + dg + 1] + fb * c111
-            } else if fr > fb {
-                return (1 - fr) * c000 + (fr - fb) * values[origin + 1] + (fb - fg) * values[origin + db + 1] + fg * c111
-            } else {
-                return (1 - fb) * c000 + (fb - fr) * values[origin + db] + (fr - fg) * values[origin + db + 1] + fg * c111
-            }
-        } else {
-            if fb > fg {
-                return (1 - fb) * c000 + (fb - fg) * values[origin + db] + (fg - fr) * values[origin + db + dg] + fr * c111
-            } else if fb > fr {
-                return (1 - fg) * c000 + (fg - fb) * values[origin + dg] + (fb - fr) * values[origin + db + dg] + fr * c111
-            } else {
-                return (1 - fg) * c000 + (fg - fr) * values[origin + dg] + (fr - fb) * values[origin + dg + 1] + fb * c111
-            }
-        }
+        return tetrahedral(f, greenStride: dg, blueStride: db) { values[origin + $0] }
     }
 }

@@ -3,8 +3,8 @@ import VFXCore
 /// A fused color run as a 3D table in R'G'B' (`size`³ nodes), applied to RGBA/BGRA pixels with tetrahedral
 /// interpolation; alpha is kept.
 ///
-/// The cube of each pixel is cut into six tetrahedra along its main diagonal (the ordering of the three
-/// fractions picks one), so four nodes are read per pixel, and an affine run is reproduced exactly.
+/// Each pixel reads the four corners of one tetrahedron of its cell (`tetrahedral`), so an affine run is
+/// reproduced exactly.
 ///
 /// ```swift
 /// let kernel = RGBTableKernel(size: 33, redOffset: 0) { SIMD3($0.y, $0.z, $0.x) }
@@ -69,25 +69,7 @@ final class RGBTableKernel: ColorKernel {
                     let r = Int(pixel[redOffset]), g = Int(pixel[1]), b = Int(pixel[blueOffset])
                     let fr = fraction[r], fg = fraction[g], fb = fraction[b]
                     let origin = table + ((Int(cell[b]) * size + Int(cell[g])) * size + Int(cell[r]))
-                    let c000 = origin[0], c111 = origin[db + dg + 1]
-                    var out: SIMD4<Float>
-                    if fr > fg {
-                        if fg > fb {
-                            out = (1 - fr) * c000 + (fr - fg) * origin[1] + (fg - fb) * origin[dg + 1] + fb * c111
-                        } else if fr > fb {
-                            out = (1 - fr) * c000 + (fr - fb) * origin[1] + (fb - fg) * origin[db + 1] + fg * c111
-                        } else {
-                            out = (1 - fb) * c000 + (fb - fr) * origin[db] + (fr - fg) * origin[db + 1] + fg * c111
-                        }
-                    } else {
-                        if fb > fg {
-                            out = (1 - fb) * c000 + (fb - fg) * origin[db] + (fg - fr) * origin[db + dg] + fr * c111
-                        } else if fb > fr {
-                            out = (1 - fg) * c000 + (fg - fb) * origin[dg] + (fb - fr) * origin[db + dg] + fr * c111
-                        } else {
-                            out = (1 - fg) * c000 + (fg - fr) * origin[dg] + (fr - fb) * origin[dg + 1] + fb * c111
-                        }
-                    }
+                    var out = tetrahedral(SIMD3(fr, fg, fb), greenStride: dg, blueStride: db) { origin[$0] }
                     out += 0.5
                     pixel[redOffset] = UInt8(truncatingIfNeeded: Int32(out.x))
                     pixel[1] = UInt8(truncatingIfNeeded: Int32(out.y))
@@ -96,5 +78,34 @@ final class RGBTableKernel: ColorKernel {
                 }
             }
         }
+    }
+}
+
+/// Tetrahedral interpolation in one cell of a 3D table: the cell is cut into six tetrahedra along its main
+/// diagonal, the ordering of the fractions `f` (red, green, blue) picks one, and its four corners are blended.
+/// `node(offset)` reads the node at `offset` from the cell's lower corner (red stride 1).
+///
+/// ```swift
+/// let value = tetrahedral(SIMD3(0.2, 0.7, 0.1), greenStride: 33, blueStride: 33 * 33) { table[origin + $0] }
+/// ```
+@inline(__always)
+func tetrahedral<Value: SIMD>(_ f: SIMD3<Float>, greenStride dg: Int, blueStride db: Int,
+                              node: (Int) -> Value) -> Value where Value.Scalar == Float {
+    let (fr, fg, fb) = (f.x, f.y, f.z)
+    let c000 = node(0), c111 = node(db + dg + 1)
+    if fr > fg {
+        if fg > fb {
+            return (1 - fr) * c000 + (fr - fg) * node(1) + (fg - fb) * node(dg + 1) + fb * c111
+        } else if fr > fb {
+            return (1 - fr) * c000 + (fr - fb) * node(1) + (fb - fg) * node(db + 1) + fg * c111
+        } else {
+            return (1 - fb) * c000 + (fb - fr) * node(db) + (fr - fg) * node(db + 1) + fg * c111
+        }
+    } else if fb > fg {
+        return (1 - fb) * c000 + (fb - fg) * node(db) + (fg - fr) * node(db + dg) + fr * c111
+    } else if fb > fr {
+        return (1 - fg) * c000 + (fg - fb) * node(dg) + (fb - fr) * node(db + dg) + fr * c111
+    } else {
+        return (1 - fg) * c000 + (fg - fr) * node(dg) + (fr - fb) * node(dg + 1) + fb * c111
     }
 }

@@ -5,8 +5,9 @@ import VFXPipeline
 ///
 /// - `.color`: a point-wise function on gamma-encoded RGB in 0…1. The compiler fuses every run of
 ///   consecutive `.color` stages into one pass in the frame's own pixel format (a 3D table for YUV or RGB, a
-///   256-entry luma table when the run only bends luma, a chroma fill when it only removes chroma, an exact
-///   vector kernel for a lone affine transform). Write the function, not the kernel.
+///   256-entry luma table when the run only bends luma, a chroma fill when it only removes chroma, exact
+///   per-channel tables on RGB, an exact vector kernel for a lone affine transform on YUV). Write the function,
+///   not the kernel (see docs/filter-engine.md).
 /// - `.processor`: anything else (spatial, geometric). It is a `VideoProcessor` the compiler configures for the
 ///   format reaching it (it may return another format: crop, scale, rotate) and then calls once per frame.
 ///   Make its output buffers from a `BufferPool` in `configure` (no allocation per frame) and split work with
@@ -27,7 +28,10 @@ import VFXPipeline
 /// }
 ///
 /// final class BoxBlurProcessor: VideoProcessor {
+///     let radius: Double
+///     let slices: SliceRunner
 ///     private var pool: BufferPool?
+///     init(radius: Double, slices: SliceRunner) { (self.radius, self.slices) = (radius, slices) }
 ///     func configure(for input: FrameFormat) throws -> FrameFormat {
 ///         pool = BufferPool(format: input.pixelFormat, width: input.width, height: input.height)
 ///         return input

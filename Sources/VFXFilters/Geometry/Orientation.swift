@@ -30,11 +30,13 @@ extension FilterSpec {
         parameters: [ParameterSpec("angle", .angle(-360...360), default: 90, "clockwise rotation in degrees")],
         example: "rotate:angle=90", swift: "FilterDescription.rotate(angle: 90)",
         ffmpeg: { arguments in
-            switch (Int(arguments.number("angle").rounded()) % 360 + 360) % 360 {
-            case 90 where arguments.number("angle").truncatingRemainder(dividingBy: 90) == 0: "transpose=clock"
-            case 180 where arguments.number("angle").truncatingRemainder(dividingBy: 90) == 0: "hflip,vflip"
-            case 270 where arguments.number("angle").truncatingRemainder(dividingBy: 90) == 0: "transpose=cclock"
-            default: "rotate=\(arguments.number("angle")) * PI / 180"
+            let degrees = arguments.number("angle")
+            guard degrees.truncatingRemainder(dividingBy: 90) == 0 else { return "rotate=\(degrees)*PI/180" }
+            return switch (Int(degrees) / 90 % 4 + 4) % 4 {
+            case 1: "transpose=clock"
+            case 2: "hflip,vflip"
+            case 3: "transpose=cclock"
+            default: "null"
             }
         }
     ) { arguments, context in

@@ -53,6 +53,10 @@ enum ApplyCommand {
         let runner = OfflineRunner(source: reader, processor: chain.filters.isEmpty ? nil : chain.makeProcessor(threads: threads))
         let outputFormat = try runner.prepare()
         let writer = try MediaWriter(path: output, frameRate: reader.format.frameRate, audioFrom: reader, threads: threads ?? 0)
+        if writer.kind == .png || writer.kind == .jpeg, let count = reader.expectedFrameCount, count > 1 {
+            throw MediaError.unsupportedFrame(path: output, reason: "an image holds one frame, but \(input) has \(count); "
+                                              + "write a video (.mp4, .mkv, .webm, .y4m)")
+        }
         if case .notStored(let codec) = writer.audio, !quiet {
             Terminal.error("vfx: warning: \(output): the \(codec) audio of \(input) is not kept (\(writer.kind.rawValue) holds no audio)")
         }

@@ -226,9 +226,12 @@ final class LibavDecoder {
 
     /// The end time of the video stream the container declares, in `timeBase` ticks: the stream's own
     /// duration, Matroska's per-stream DURATION tag, or the file's duration when video is its only stream.
+    /// A positive start time is not added: FFmpeg's Matroska muxer writes the end time as DURATION (a
+    /// file trimmed to start at 1.74 s declares 8.70 s, not 10.44 s), so adding it would call complete
+    /// files truncated; leaving it out only makes the check more lenient.
     private static func declaredEnd(of stream: UnsafeMutablePointer<AVStream>, in context: UnsafeMutablePointer<AVFormatContext>,
                                     timeBase: AVRational) -> Int64? {
-        let start = stream.pointee.start_time == vfx_nopts_value() ? 0 : stream.pointee.start_time
+        let start = stream.pointee.start_time == vfx_nopts_value() ? 0 : min(stream.pointee.start_time, 0)
         if stream.pointee.duration > 0 && stream.pointee.duration != vfx_nopts_value() {
             return start + stream.pointee.duration
         }

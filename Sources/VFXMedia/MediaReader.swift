@@ -55,7 +55,24 @@ public final class MediaReader: FrameSource {
             return
         }
         let size = try MediaReader.checkInput(path)
-        if try MediaReader.startsWithY4MSignature(path), let y4m = try MediaReader.openY4M(path, size: size) {
+        if size == nil {
+            // A named pipe or device (`/dev/stdin`, a shell's `<(…)`) cannot be peeked at and reopened: y4m.
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else {
+                throw MediaError.unreadable(path: path, reason: String(cString: strerror(errno)))
+            }
+            do {
+                reader = try Y4MFrameReader(input: FileInput(descriptor: descriptor, name: path, ownsDescriptor: true), fileSize: nil)
+            } catch MediaError.corrupt(_, Y4MHeader.missingSignature) {
+                throw MediaError.unsupportedInput(path: path, reason: "only y4m is read from a pipe")
+            }
+            decoder = nil
+            containerName = "yuv4mpegpipe"
+            duration = nil
+            audioCodec = nil
+            return
+        }
+        if try MediaReader.startsWithY4MSignature(path), let y4m = try MediaReader.openY4M(path, size: size ?? 0) {
             reader = y4m
             decoder = nil
             containerName = "yuv4mpegpipe"
@@ -66,7 +83,8 @@ public final class MediaReader: FrameSource {
             audioCodec = nil
             return
         }
-        let libav = try LibavFrameReader(url: path, name: path, threads: threads)
+        // "file:" keeps libavformat from reading a colon in the name as a protocol ("take:2.mp4").
+        let libav = try LibavFrameReader(url: "file:" + path, name: path, threads: threads)
         reader = libav
         decoder = libav.decoder
         containerName = libav.decoder.containerName
@@ -93,8 +111,9 @@ public final class MediaReader: FrameSource {
     /// Hands the audio track to a writer; nil without audio or after the first `nextFrame`.
     func attachAudio() -> AudioTrack? { decoder?.attachAudio() }
 
-    /// Checks that `path` is a readable, non-empty file and returns its size.
-    private static func checkInput(_ path: String) throws -> Int {
+    /// Checks that `path` is readable and, for a regular file, not empty; returns the size of a regular
+    /// file, nil for a pipe or device.
+    private static func checkInput(_ path: String) throws -> Int? {
         var info = stat()
         guard stat(path, &info) == 0 else {
             if errno == ENOENT || errno == ENOTDIR { throw MediaError.missingFile(path: path) }
@@ -105,7 +124,7 @@ public final class MediaReader: FrameSource {
         guard access(path, R_OK) == 0 else {
             throw MediaError.unreadable(path: path, reason: String(cString: strerror(errno)))
         }
-        return Int(info.st_size)
+        return info.st_mode & S_IFMT == S_IFREG ? Int(info.st_size) : nil
     }
 
     /// The own y4m reader for `path`, nil for the chroma layouts it leaves to FFmpeg (4:2:2, 4:4:4, more

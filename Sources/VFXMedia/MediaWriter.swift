@@ -115,7 +115,7 @@ public final class MediaWriter: FrameSink {
             case .mkv: ContainerFrameWriter.matroska
             default: ContainerFrameWriter.webm
             }
-            let container = try ContainerFrameWriter(url: temporary, name: path, recipe: recipe, frameRate: frameRate,
+            let container = try ContainerFrameWriter(url: "file:" + temporary, name: path, recipe: recipe, frameRate: frameRate,
                                                      audio: source?.attachAudio(), threads: threads)
             writer = container
             audio = container.audio

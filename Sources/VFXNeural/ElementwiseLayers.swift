@@ -118,6 +118,10 @@ final class ActivationLayer: Layer {
                 i += 1
             }
         case .logistic:
+            while i + 16 <= count {
+                (1 / (1 + exponential(-SIMD16<Float>(loadingFrom: x + i)))).store(to: y + i)
+                i += 16
+            }
             while i < count {
                 y[i] = 1 / (1 + Foundation.exp(-x[i]))
                 i += 1

@@ -53,7 +53,7 @@ public struct NeuralError: Error, CustomStringConvertible {
 /// ```swift
 /// let model = try NeuralModel(contentsOf: URL(fileURLWithPath: "models/face_detection_short_range.tflite"))
 /// let outputs = try model.run([Tensor(shape: [1, 128, 128, 3], scalars: pixels)])
-/// print(model.outputs.map(\.shape), outputs[1].scalars.max()!)
+/// print(model.outputs.map(\.shape), outputs[1].scalars.max() ?? 0)
 /// ```
 ///
 /// An instance is not safe to run from two threads at once (its arena holds the intermediate tensors).

@@ -35,6 +35,10 @@ final class PoolingLayer: Layer {
                     pool(SIMD8<Float>.self, arena + input + c, rows, columns, out + c)
                     c += 8
                 }
+                if c + 4 <= channels {
+                    pool(SIMD4<Float>.self, arena + input + c, rows, columns, out + c)
+                    c += 4
+                }
                 while c < channels {
                     var value: Float = kind == .maximum ? -.infinity : 0
                     for y in rows {

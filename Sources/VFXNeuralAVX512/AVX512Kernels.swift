@@ -1,7 +1,7 @@
 import VFXNeuralKernels
 
 /// The generic kernels of `VFXNeuralKernels` specialized in this module, which is compiled for
-/// `skylake-avx512` (see Package.swift): 8×32 GEMM tiles in 16 of the 32 ZMM registers (8×16 for a narrow last panel). Only call these
+/// `skylake-avx512` (see Package.swift): 8×32 GEMM tiles in 16 of the 32 ZMM registers (8×16 and 8×8 for the remainder). Only call these
 /// after checking the CPU (`vfx_cpu_has_avx512`); the interpreter does.
 ///
 /// ```swift
@@ -9,6 +9,7 @@ import VFXNeuralKernels
 /// ```
 public let avx512Kernels = KernelSet(
     name: "avx512", gemmWidth: GEMMTile8x32.width, gemmTailWidth: GEMMTile8x16.width,
-    gemm: { gemm(GEMMTile8x32.self, tail: GEMMTile8x16.self, $0) },
-    convolution: { convolution(GEMMTile8x32.self, tail: GEMMTile8x16.self, $0, scratch: $1) },
+    gemmNarrowWidth: GEMMTile8x8.width,
+    gemm: { gemm(GEMMTile8x32.self, tail: GEMMTile8x16.self, narrow: GEMMTile8x8.self, $0) },
+    convolution: { convolution(GEMMTile8x32.self, tail: GEMMTile8x16.self, narrow: GEMMTile8x8.self, $0, scratch: $1) },
     depthwise: { depthwiseConvolution($0) })

@@ -3,7 +3,7 @@
 ///
 /// ```swift
 /// depthwiseConvolution(arguments)                 // weights packed by packDepthwiseWeights
-/// convolution(GEMMTile6x16.self, tail: GEMMTile6x16.self, arguments, scratch: band)
+/// convolution(GEMMTile6x16.self, tail: GEMMTile6x16.self, narrow: GEMMTile8x8.self, arguments, scratch: band)
 /// ```
 public struct ConvolutionArguments {
     public var input: UnsafePointer<Float>
@@ -44,9 +44,11 @@ public func packDepthwiseWeights(_ weights: [Float], taps: Int, channels: Int) -
 }
 
 /// Depthwise convolution with depth multiplier 1: each channel is filtered by its own kh×kw kernel.
-/// Interior output pixels go four at a time (each weight vector loaded once for four pixels); border
+/// Channels go 16, 8, 4 and then 1 at a time. Interior output pixels go four at a time (each weight vector loaded once for four pixels); border
 /// pixels one at a time with their window clipped to the input.
-@inlinable
+///
+/// Always inlined: the AVX-512 module must compile its own copy rather than call the baseline one.
+@inlinable @inline(__always)
 public func depthwiseConvolution(_ p: ConvolutionArguments) {
     let channels = p.inputChannels
     let weightStride = (channels + 15) / 16 * 16
@@ -74,6 +76,11 @@ public func depthwiseConvolution(_ p: ConvolutionArguments) {
                                   ky: ky, out: outputRow + ox * channels)
                     channel += 8
                 }
+                if channel + 4 <= channels {
+                    depthwiseQuad(SIMD4<Float>.self, p, channel: channel, weightStride: weightStride, iy0: iy0, ix0: ix0,
+                                  ky: ky, out: outputRow + ox * channels)
+                    channel += 4
+                }
                 for pixel in 0..<4 where channel < channels {
                     depthwiseScalar(p, channels: channel..<channels, weightStride: weightStride, iy0: iy0,
                                     ix0: ix0 + pixel * p.strideX, ky: ky, kx: 0..<p.kernelWidth,
@@ -94,6 +101,11 @@ public func depthwiseConvolution(_ p: ConvolutionArguments) {
                                  ky: ky, kx: kx, out: out)
                     channel += 8
                 }
+                if channel + 4 <= channels {
+                    depthwiseTap(SIMD4<Float>.self, p, channel: channel, weightStride: weightStride, iy0: iy0, ix0: ix0,
+                                 ky: ky, kx: kx, out: out)
+                    channel += 4
+                }
                 depthwiseScalar(p, channels: channel..<channels, weightStride: weightStride, iy0: iy0, ix0: ix0, ky: ky,
                                 kx: kx, out: out)
                 ox += 1
@@ -103,7 +115,7 @@ public func depthwiseConvolution(_ p: ConvolutionArguments) {
 }
 
 /// One vector of channels of one output pixel, window clipped to `ky` × `kx`.
-@inlinable @inline(__always)
+@_transparent @usableFromInline
 func depthwiseTap<V: FloatVector>(_ vector: V.Type, _ p: ConvolutionArguments, channel: Int, weightStride: Int, iy0: Int,
                                   ix0: Int, ky: Range<Int>, kx: Range<Int>, out: UnsafeMutablePointer<Float>) {
     let channels = p.inputChannels
@@ -119,7 +131,7 @@ func depthwiseTap<V: FloatVector>(_ vector: V.Type, _ p: ConvolutionArguments, c
 }
 
 /// One vector of channels of four neighbouring interior output pixels: each weight vector is loaded once.
-@inlinable @inline(__always)
+@_transparent @usableFromInline
 func depthwiseQuad<V: FloatVector>(_ vector: V.Type, _ p: ConvolutionArguments, channel: Int, weightStride: Int, iy0: Int,
                                    ix0: Int, ky: Range<Int>, out: UnsafeMutablePointer<Float>) {
     let channels = p.inputChannels
@@ -165,7 +177,7 @@ func depthwiseQuad<V: FloatVector>(_ vector: V.Type, _ p: ConvolutionArguments, 
 }
 
 /// The channels left after the last whole vector, one at a time.
-@inlinable @inline(__always)
+@_transparent @usableFromInline
 func depthwiseScalar(_ p: ConvolutionArguments, channels range: Range<Int>, weightStride: Int, iy0: Int, ix0: Int,
                      ky: Range<Int>, kx: Range<Int>, out: UnsafeMutablePointer<Float>) {
     let channels = p.inputChannels
@@ -190,8 +202,9 @@ public func convolutionScratchCount(depth: Int) -> Int { convolutionBandPixels *
 /// Full convolution: gathers `convolutionBandPixels` output pixels' receptive fields into `scratch`
 /// (zeros where the window hangs over the border), then multiplies the band by the packed weights.
 @inlinable
-public func convolution<Tile: GEMMTile, Tail: GEMMTile>(_ tile: Tile.Type, tail: Tail.Type, _ p: ConvolutionArguments,
-                                                       scratch: UnsafeMutablePointer<Float>) {
+public func convolution<Tile: GEMMTile, Tail: GEMMTile, Narrow: GEMMTile>(
+    _ tile: Tile.Type, tail: Tail.Type, narrow: Narrow.Type, _ p: ConvolutionArguments, scratch: UnsafeMutablePointer<Float>
+) {
     let depth = p.kernelHeight * p.kernelWidth * p.inputChannels
     let pixels = p.outputHeight * p.outputWidth
     let rowLength = p.kernelWidth * p.inputChannels
@@ -223,7 +236,7 @@ public func convolution<Tile: GEMMTile, Tail: GEMMTile>(_ tile: Tile.Type, tail:
                 destination += rowLength
             }
         }
-        gemm(Tile.self, tail: Tail.self, GEMMArguments(a: scratch, lda: depth, rows: count, depth: depth, packed: p.weights,
+        gemm(Tile.self, tail: Tail.self, narrow: Narrow.self, GEMMArguments(a: scratch, lda: depth, rows: count, depth: depth, packed: p.weights,
                                       columns: p.outputChannels, bias: p.bias,
                                       c: p.output + first * p.outputChannels, ldc: p.outputChannels,
                                       lower: p.lower, upper: p.upper))

@@ -7,9 +7,9 @@
 /// kept in SIMD registers over the whole depth.
 ///
 /// ```swift
-/// let layout = GEMMLayout(columns: n, width: GEMMTile6x16.width, tailWidth: GEMMTile6x16.width)
+/// let layout = GEMMLayout(columns: n, width: 16, tailWidth: 16, narrowWidth: 8)
 /// let packed = packGEMMWeights(weights, columns: n, depth: k, layout: layout)
-/// gemm(GEMMTile6x16.self, tail: GEMMTile6x16.self, arguments)
+/// gemm(GEMMTile6x16.self, tail: GEMMTile6x16.self, narrow: GEMMTile8x8.self, arguments)
 /// ```
 public struct GEMMArguments {
     public var a: UnsafePointer<Float>
@@ -53,44 +53,69 @@ public protocol GEMMTile {
                     upper: Float)
 }
 
-/// How `columns` output channels are cut into weight panels: whole panels of `width`, and, when the
-/// remainder fits a narrower tile, one last panel of `tailWidth` (so 48 channels with 32-wide tiles
-/// become 32 + 16 instead of 64 with 16 wasted).
+/// How `columns` output channels are cut into weight panels: whole panels of `width`, then for the
+/// remainder at most one panel of `tailWidth` and one of `narrowWidth` (8), whichever wastes least. With
+/// 32-wide tiles, 48 channels become 32 + 16 and 24 become 16 + 8 instead of 64 and 32.
 public struct GEMMLayout: Sendable {
     public let width: Int
     public let tailWidth: Int
+    public let narrowWidth: Int
     /// Panels of `width` columns.
     public let widePanels: Int
-    /// Whether a last panel of `tailWidth` follows.
+    /// Whether a panel of `tailWidth` follows the wide ones.
     public let hasTail: Bool
+    /// Whether a last panel of `narrowWidth` follows.
+    public let hasNarrow: Bool
 
     @inlinable
-    public init(columns: Int, width: Int, tailWidth: Int) {
+    public init(columns: Int, width: Int, tailWidth: Int, narrowWidth: Int) {
         self.width = width
         self.tailWidth = tailWidth
+        self.narrowWidth = narrowWidth
         let remainder = columns % width
-        if tailWidth < width && remainder > 0 && remainder <= tailWidth {
-            widePanels = columns / width
-            hasTail = true
+        let tailUsable = tailWidth < width
+        var wide = columns / width, tail = false, narrow = false
+        if remainder == 0 {
+        } else if remainder <= narrowWidth {
+            narrow = true
+        } else if tailUsable && remainder <= tailWidth {
+            tail = true
+        } else if tailUsable && remainder <= tailWidth + narrowWidth {
+            tail = true
+            narrow = true
         } else {
-            widePanels = (columns + width - 1) / width
-            hasTail = false
+            wide += 1
         }
+        widePanels = wide
+        hasTail = tail
+        hasNarrow = narrow
     }
+
+    /// First column of the tail panel.
+    @inlinable
+    public var tailStart: Int { widePanels * width }
+
+    /// First column of the narrow panel.
+    @inlinable
+    public var narrowStart: Int { tailStart + (hasTail ? tailWidth : 0) }
 
     /// Columns including the zero padding of the last panel.
     @inlinable
-    public var paddedColumns: Int { widePanels * width + (hasTail ? tailWidth : 0) }
+    public var paddedColumns: Int { narrowStart + (hasNarrow ? narrowWidth : 0) }
 }
 
 /// Runs the whole multiply: row blocks outside (their A rows stay in L1), wide panels inside, then the
-/// narrow tail panel if the layout has one.
+/// tail and narrow panels if the layout has them.
 @inlinable
-public func gemm<Tile: GEMMTile, Tail: GEMMTile>(_ tile: Tile.Type, tail: Tail.Type, _ p: GEMMArguments) {
-    let layout = GEMMLayout(columns: p.columns, width: Tile.width, tailWidth: Tail.width)
+public func gemm<Tile: GEMMTile, Tail: GEMMTile, Narrow: GEMMTile>(_ tile: Tile.Type, tail: Tail.Type,
+                                                                   narrow: Narrow.Type, _ p: GEMMArguments) {
+    let layout = GEMMLayout(columns: p.columns, width: Tile.width, tailWidth: Tail.width, narrowWidth: Narrow.width)
     gemmPanels(Tile.self, p, firstColumn: 0, panels: layout.widePanels)
     if layout.hasTail {
-        gemmPanels(Tail.self, p, firstColumn: layout.widePanels * Tile.width, panels: 1)
+        gemmPanels(Tail.self, p, firstColumn: layout.tailStart, panels: 1)
+    }
+    if layout.hasNarrow {
+        gemmPanels(Narrow.self, p, firstColumn: layout.narrowStart, panels: 1)
     }
 }
 
@@ -131,13 +156,17 @@ func gemmPanels<Tile: GEMMTile>(_ tile: Tile.Type, _ p: GEMMArguments, firstColu
 /// channels side by side, zero-padded past `columns`.
 public func packGEMMWeights(_ weights: [Float], columns: Int, depth: Int, layout: GEMMLayout) -> [Float] {
     var packed = [Float](repeating: 0, count: layout.paddedColumns * depth)
-    let wideColumns = layout.widePanels * layout.width
     for column in 0..<columns {
-        let (start, width, lane) = column < wideColumns
-            ? ((column / layout.width) * layout.width, layout.width, column % layout.width)
-            : (wideColumns, layout.tailWidth, column - wideColumns)
+        let (start, width): (Int, Int)
+        if column < layout.tailStart {
+            (start, width) = (column / layout.width * layout.width, layout.width)
+        } else if column < layout.narrowStart {
+            (start, width) = (layout.tailStart, layout.tailWidth)
+        } else {
+            (start, width) = (layout.narrowStart, layout.narrowWidth)
+        }
         for k in 0..<depth {
-            packed[start * depth + k * width + lane] = weights[column * depth + k]
+            packed[start * depth + k * width + column - start] = weights[column * depth + k]
         }
     }
     return packed
@@ -320,4 +349,67 @@ public enum GEMMTile8x16: GEMMTile {
 public func gemmStart(_ bias: SIMD16<Float>, _ residual: UnsafePointer<Float>?, _ offset: Int) -> SIMD16<Float> {
     guard let residual else { return bias }
     return bias + SIMD16(loadingFrom: residual + offset)
+}
+
+/// 8 rows × 8 columns in SIMD8 accumulators (one YMM register each): the panel for a remainder of at
+/// most 8 channels, on both kernel sets.
+public enum GEMMTile8x8: GEMMTile {
+    public static let rows = 8
+    public static let width = 8
+
+    @inlinable @inline(__always)
+    public static func block(a: UnsafePointer<Float>, lda: Int, depth: Int, b: UnsafePointer<Float>,
+                             bias: UnsafePointer<Float>, c: UnsafeMutablePointer<Float>, ldc: Int,
+                             residual: UnsafePointer<Float>?, columns: Int, lower: Float, upper: Float) {
+        typealias V = SIMD8<Float>
+        let initial = V(loadingFrom: bias)
+        var c0 = gemmStart(initial, residual, 0), c1 = gemmStart(initial, residual, ldc)
+        var c2 = gemmStart(initial, residual, 2 * ldc), c3 = gemmStart(initial, residual, 3 * ldc)
+        var c4 = gemmStart(initial, residual, 4 * ldc), c5 = gemmStart(initial, residual, 5 * ldc)
+        var c6 = gemmStart(initial, residual, 6 * ldc), c7 = gemmStart(initial, residual, 7 * ldc)
+        let a0 = a, a1 = a + lda, a2 = a + 2 * lda, a3 = a + 3 * lda
+        let a4 = a + 4 * lda, a5 = a + 5 * lda, a6 = a + 6 * lda, a7 = a + 7 * lda
+        var bp = b
+        for k in 0..<depth {
+            let bv = V(loadingFrom: bp)
+            bp += 8
+            c0 = c0.addingProduct(V(repeating: a0[k]), bv)
+            c1 = c1.addingProduct(V(repeating: a1[k]), bv)
+            c2 = c2.addingProduct(V(repeating: a2[k]), bv)
+            c3 = c3.addingProduct(V(repeating: a3[k]), bv)
+            c4 = c4.addingProduct(V(repeating: a4[k]), bv)
+            c5 = c5.addingProduct(V(repeating: a5[k]), bv)
+            c6 = c6.addingProduct(V(repeating: a6[k]), bv)
+            c7 = c7.addingProduct(V(repeating: a7[k]), bv)
+        }
+        c0.clamped(lower, upper).store(to: c, count: columns)
+        c1.clamped(lower, upper).store(to: c + ldc, count: columns)
+        c2.clamped(lower, upper).store(to: c + 2 * ldc, count: columns)
+        c3.clamped(lower, upper).store(to: c + 3 * ldc, count: columns)
+        c4.clamped(lower, upper).store(to: c + 4 * ldc, count: columns)
+        c5.clamped(lower, upper).store(to: c + 5 * ldc, count: columns)
+        c6.clamped(lower, upper).store(to: c + 6 * ldc, count: columns)
+        c7.clamped(lower, upper).store(to: c + 7 * ldc, count: columns)
+    }
+
+    @inlinable @inline(__always)
+    public static func row(a: UnsafePointer<Float>, depth: Int, b: UnsafePointer<Float>, bias: UnsafePointer<Float>,
+                           c: UnsafeMutablePointer<Float>, residual: UnsafePointer<Float>?, columns: Int, lower: Float,
+                           upper: Float) {
+        typealias V = SIMD8<Float>
+        var c0 = gemmStart(V(loadingFrom: bias), residual, 0)
+        var bp = b
+        for k in 0..<depth {
+            c0 = c0.addingProduct(V(repeating: a[k]), V(loadingFrom: bp))
+            bp += 8
+        }
+        c0.clamped(lower, upper).store(to: c, count: columns)
+    }
+}
+
+/// The start value of one 8-lane accumulator: the bias, plus the residual at `offset` when there is one.
+@_transparent
+public func gemmStart(_ bias: SIMD8<Float>, _ residual: UnsafePointer<Float>?, _ offset: Int) -> SIMD8<Float> {
+    guard let residual else { return bias }
+    return bias + SIMD8(loadingFrom: residual + offset)
 }

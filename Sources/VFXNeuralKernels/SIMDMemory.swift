@@ -70,3 +70,16 @@ extension SIMD8: FloatVector where Scalar == Float {
     @_transparent
     public func multiplyAdd(_ a: Self, _ b: Self) -> Self { addingProduct(a, b) }
 }
+
+extension SIMD4: FloatVector where Scalar == Float {
+    @_transparent
+    public func clamped(_ lower: Float, _ upper: Float) -> Self {
+        replacing(with: lower, where: self .< lower).replacing(with: upper, where: self .> upper)
+    }
+
+    @_transparent
+    public func lanewiseMaximum(_ other: Self) -> Self { replacing(with: other, where: other .> self) }
+
+    @_transparent
+    public func multiplyAdd(_ a: Self, _ b: Self) -> Self { addingProduct(a, b) }
+}

@@ -8,9 +8,9 @@ import VFXFilters
 /// truncated at 5σ, evaluated here on media/astronaut.png.
 ///
 /// Tolerance: PSNR ≥ 38 dB, the accuracy the catalog promises. The recursive filter approximates the
-/// Gaussian's shape (Young–van Vliet's fit leaves ~1 % error in the tails) and rounds to bytes; measured
-/// here 45–51 dB, so the bound leaves room for other photos without hiding a real error (a wrong boundary
-/// start or a wrong chroma σ drops it below 30 dB).
+/// Gaussian's shape (Young–van Vliet's fit leaves ~1 % error in the tails), large σ run on a reduced plane,
+/// and results round to bytes; measured here 42–48 dB, so the bound leaves room for other photos without
+/// hiding a real error (a wrong boundary start or a wrong chroma σ drops it below 30 dB).
 @Suite struct SpatialGaussianBlurTests {
     static func blurred(_ frame: VideoFrame, sigma: Double) throws -> VideoFrame {
         try SpatialFixtures.apply("gaussian-blur:radius=\(sigma)", to: frame)

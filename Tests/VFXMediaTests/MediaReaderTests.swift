@@ -44,6 +44,23 @@ import VFXCore
         #expect(bytes == (try Tool.rawFrames(path)))
     }
 
+    /// Files trimmed by stream copy start late (here at 1.74 s) and must not look truncated: every frame
+    /// FFmpeg decodes is delivered, with its timestamp, and no error.
+    @Test(arguments: ["mp4", "mkv"])
+    func trimmedFilesAreComplete(ext: String) throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let path = folder.path("trimmed.\(ext)")
+        try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("bikes.mp4"), "-ss", "1.3", "-c", "copy", path])
+        let reader = try MediaReader(path: path)
+        var times: [Double] = []
+        while let frame = try reader.nextFrame() { times.append(try #require(frame.timestamp).seconds) }
+        let reference = try Tool.packetTimes(path, stream: "v:0")
+        #expect(times.count == reference.count)
+        #expect(times.count == (try Tool.rawFrames(path)).count / (640 * 272 * 3 / 2))
+        for (ours, theirs) in zip(times, reference) { #expect(abs(ours - theirs) < 1e-5) }
+    }
+
     /// Format, frame count, duration and every timestamp as ffprobe reports them (timestamps exact: the
     /// reader converts the stream's ticks without rounding; ffprobe prints 6 decimals).
     @Test func metadataMatchesFFprobe() throws {
@@ -138,6 +155,36 @@ import VFXCore
         }
         #expect(bytes == (try Tool.rawFrames(source)))
         #expect(last == MediaTime(value: 119 * 1001, timescale: 30000))
+    }
+
+    /// A named pipe (what a shell's `<(…)` gives) is read as a y4m stream: it cannot be peeked at and
+    /// reopened like a file.
+    @Test func namedPipeIsReadAsY4M() throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let source = SampleMedia.path("carphone_pristine.mp4")
+        let stream = try Tool.run("ffmpeg", ["-nostdin", "-i", source, "-f", "yuv4mpegpipe", "-"])
+        let fifo = folder.path("frames")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let feeder = Thread {
+            let descriptor = open(fifo, O_WRONLY)
+            stream.withUnsafeBytes { bytes in
+                var offset = 0
+                while descriptor >= 0 && offset < bytes.count {
+                    let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                    if written <= 0 { break }
+                    offset += written
+                }
+            }
+            close(descriptor)
+        }
+        feeder.start()
+        let reader = try MediaReader(path: fifo)
+        #expect(reader.containerName == "yuv4mpegpipe")
+        #expect(reader.expectedFrameCount == nil)
+        var bytes: [UInt8] = []
+        while let frame = try reader.nextFrame() { bytes += frame.packedBytes }
+        #expect(bytes == (try Tool.rawFrames(source)))
     }
 
     /// The y4m reader on a pipe (what `-` reads from standard input): same frames, no frame count.

@@ -53,6 +53,22 @@ import VFXCore
         #expect(try Self.countFrames(output) == 250)   // and the reader's completeness check accepts it
     }
 
+    /// Names with a colon are files, not FFmpeg protocols: `take:1.mp4` in the current folder would
+    /// otherwise be the unknown protocol "take". (Relative names without a folder, so the files are made in
+    /// the current folder and removed.)
+    @Test func namesWithColons() throws {
+        let tag = UUID().uuidString.prefix(8)
+        let input = ".vfx-test-take:\(tag).mp4"
+        let output = ".vfx-test-out:\(tag).mp4"
+        defer {
+            unlink(input)
+            unlink(output)
+        }
+        try FileManager.default.copyItem(atPath: SampleMedia.path("carphone_pristine.mp4"), toPath: input)
+        try Self.copy(input, to: output)
+        #expect(try Self.countFrames(output) == 120)
+    }
+
     /// mp4 and mkv take AAC as it is: the same packets (count and times) come out.
     @Test(arguments: ["mp4", "mkv"])
     func audioIsCopied(ext: String) throws {

@@ -16,7 +16,8 @@ final class KernelTests: XCTestCase {
     func testMatrixMultiplyMatchesDefinition() {
         var random = SeededGenerator(seed: 1)
         for kernels in availableKernelSets() {
-            for (rows, depth, columns) in [(1, 1, 1), (7, 5, 3), (13, 24, 40), (50, 33, 17), (9, 64, 64), (16, 100, 72)] {
+            for (rows, depth, columns) in [(1, 1, 1), (7, 5, 3), (13, 24, 40), (50, 33, 17), (9, 64, 64), (16, 100, 72),
+                                              (17, 9, 24), (11, 20, 36), (8, 7, 8), (19, 12, 56), (5, 3, 30)] {
                 for (activation, withResidual) in [(Activation.none, false), (.relu, false), (.relu6, false), (.relu, true)] {
                     let a = random.floats(rows * depth, in: -2...2), w = random.floats(columns * depth)
                     let bias = random.floats(columns), r = random.floats(rows * columns)
@@ -117,7 +118,7 @@ final class KernelTests: XCTestCase {
             for kernel in [1, 3, 5] {
                 for stride in [1, 2] {
                     for same in [true, false] {
-                        for channels in [1, 8, 16, 24, 37] {
+                        for channels in [1, 8, 16, 24, 28, 37, 42] {
                             let (height, width) = (11, 13)
                             let input = random.floats(height * width * channels)
                             let weights = random.floats(kernel * kernel * channels), bias = random.floats(channels)
@@ -216,8 +217,8 @@ final class KernelTests: XCTestCase {
     /// Elementwise functions from their formulas (LOGISTIC 1/(1+e^−x), HARD_SWISH x·relu6(x+3)/6, PRELU).
     func testActivationsMatchFormulas() {
         var random = SeededGenerator(seed: 6)
-        let count = 37
-        let x = random.floats(count, in: -8...8)
+        let count = 53
+        let x = random.floats(count, in: -20...20)
         let cases: [(ActivationLayer.Function, (Double) -> Double)] = [
             (.clamp(.relu), { max($0, 0) }), (.clamp(.relu6), { min(max($0, 0), 6) }),
             (.hardSwish, { $0 * min(max($0 + 3, 0), 6) / 6 }), (.logistic, { 1 / (1 + exp(-$0)) }),
@@ -228,6 +229,18 @@ final class KernelTests: XCTestCase {
             arena.run(ActivationLayer(function: function, input: input, output: output, count: count))
             XCTAssertLessThan(maximumError(arena.read(output, count), x.map { formula(Double($0)) }), 1e-6, "\(function)")
         }
+        // The vector exponential behind LOGISTIC, over the range where e^x is a normal float.
+        var worst = 0.0
+        for start in stride(from: -86.0, to: 86.0, by: 0.37) {
+            let lanes = SIMD16<Float>((0..<16).map { Float(start + Double($0) * 0.0213) })
+            let values = exponential(lanes)
+            for lane in 0..<16 {
+                let expected = exp(Double(lanes[lane]))
+                worst = max(worst, abs(Double(values[lane]) - expected) / expected)
+            }
+        }
+        XCTAssertLessThan(worst, 1e-6, "relative error of exponential")
+
         let slopes = random.floats(20)
         let values = random.floats(60)
         let arena = TestArena()
@@ -240,7 +253,7 @@ final class KernelTests: XCTestCase {
     /// MAX_POOL_2D and AVERAGE_POOL_2D with SAME padding: the average counts only in-bounds elements.
     func testPoolingMatchesDefinition() throws {
         var random = SeededGenerator(seed: 7)
-        let (height, width, channels) = (7, 9, 19)
+        let (height, width, channels) = (7, 9, 31)
         let input = random.floats(height * width * channels)
         for kind in [PoolingLayer.Kind.maximum, .average] {
             for (kernel, stride) in [(2, 2), (3, 2), (3, 1)] {

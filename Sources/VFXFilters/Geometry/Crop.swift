@@ -30,6 +30,8 @@ extension FilterDescription {
 
 /// The stage of `crop`: copies the rectangle's rows of every plane into a buffer of the new size.
 final class CropProcessor: VideoProcessor {
+    /// The format `configure` sized the buffers for.
+    private var configured: FrameFormat?
     let x: Int, y: Int, width: Int, height: Int
     private var origin = (x: 0, y: 0)
     private var pool: BufferPool?
@@ -42,6 +44,7 @@ final class CropProcessor: VideoProcessor {
     }
 
     func configure(for input: FrameFormat) throws -> FrameFormat {
+        configured = input
         let even = input.pixelFormat.isYUV
         let left = even ? x & ~1 : x, top = even ? y & ~1 : y
         guard left < input.width else { throw FilterError.badValue(filter: "crop", key: "x", value: String(x), expected: "less than the frame width \(input.width)") }
@@ -63,6 +66,7 @@ final class CropProcessor: VideoProcessor {
     }
 
     func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
+        try FrameCheck.require(frame, matches: configured, filter: "crop")
         guard let pool else { return frame }
         let source = frame
         let format = source.format

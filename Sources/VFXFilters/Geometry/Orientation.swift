@@ -30,11 +30,13 @@ extension FilterSpec {
         parameters: [ParameterSpec("angle", .angle(-360...360), default: 90, "clockwise rotation in degrees")],
         example: "rotate:angle=90", swift: "FilterDescription.rotate(angle: 90)",
         ffmpeg: { arguments in
-            switch (Int(arguments.number("angle").rounded()) % 360 + 360) % 360 {
-            case 90 where arguments.number("angle").truncatingRemainder(dividingBy: 90) == 0: "transpose=clock"
-            case 180 where arguments.number("angle").truncatingRemainder(dividingBy: 90) == 0: "hflip,vflip"
-            case 270 where arguments.number("angle").truncatingRemainder(dividingBy: 90) == 0: "transpose=cclock"
-            default: "rotate=\(arguments.number("angle")) * PI / 180"
+            let degrees = arguments.number("angle")
+            guard degrees.truncatingRemainder(dividingBy: 90) == 0 else { return "rotate=\(degrees)*PI/180" }
+            return switch (Int(degrees) / 90 % 4 + 4) % 4 {
+            case 1: "transpose=clock"
+            case 2: "hflip,vflip"
+            case 3: "transpose=cclock"
+            default: "null"
             }
         }
     ) { arguments, context in
@@ -56,6 +58,8 @@ extension FilterDescription {
 
 /// The stage of `flip`: in place (or into a pool buffer when the pixels are shared).
 final class FlipProcessor: VideoProcessor {
+    /// The format `configure` sized the buffers for.
+    private var configured: FrameFormat?
     let vertical: Bool
     let slices: SliceRunner
     private var pool: BufferPool?
@@ -66,11 +70,13 @@ final class FlipProcessor: VideoProcessor {
     }
 
     func configure(for input: FrameFormat) throws -> FrameFormat {
+        configured = input
         pool = BufferPool(format: input.pixelFormat, width: input.width, height: input.height, capacity: 4)
         return input
     }
 
     func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
+        try FrameCheck.require(frame, matches: configured, filter: "flip")
         var frame = frame
         let vertical = self.vertical
         frame.withMutablePlanes(pool: pool) { planes in
@@ -118,6 +124,8 @@ private func mirror(_ row: UnsafeMutablePointer<UInt8>, pixels: Int, bytesPerPix
 /// The stage of `rotate`: quarter turns by exact index mapping (in 32×32 tiles for the transposing ones),
 /// other angles by bilinear sampling about the centre; output buffers come from a pool.
 final class RotateProcessor: VideoProcessor {
+    /// The format `configure` sized the buffers for.
+    private var configured: FrameFormat?
     let degrees: Double
     let slices: SliceRunner
     /// Quarter turns clockwise when the angle is a multiple of 90°, else nil.
@@ -132,6 +140,7 @@ final class RotateProcessor: VideoProcessor {
     }
 
     func configure(for input: FrameFormat) throws -> FrameFormat {
+        configured = input
         var output = input
         if quarterTurns == 1 || quarterTurns == 3 {
             output.width = input.height
@@ -148,6 +157,7 @@ final class RotateProcessor: VideoProcessor {
     }
 
     func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
+        try FrameCheck.require(frame, matches: configured, filter: "rotate")
         guard let pool else { return frame }
         if quarterTurns == 0 { return frame }
         let source = frame
@@ -173,9 +183,19 @@ final class RotateProcessor: VideoProcessor {
     func release() { pool = nil }
 }
 
-/// Output rows `rows` of `source` turned clockwise `turns` quarter turns.
+/// Output rows `rows` of `source` turned clockwise `turns` quarter turns. Output pixel (x, y) reads source
+/// pixel (sx + x·dx + y·ex, sy + x·dy + y·ey); the walk is done in 32×32 tiles so the column-wise reads of the
+/// transposing turns stay in cache.
 private func quarterTurn(_ source: Plane, into target: Plane, turns: Int, rows: Range<Int>) {
     let c = source.bytesPerPixel
+    let lastX = source.width - 1, lastY = source.height - 1
+    // (origin x, origin y, step of x per output x, of y per output x, of x per output y, of y per output y)
+    let (ox, oy, dxx, dyx, dxy, dyy) = switch turns {
+    case 1: (0, lastY, 0, -1, 1, 0)
+    case 2: (lastX, lastY, -1, 0, 0, -1)
+    default: (lastX, 0, 0, 1, -1, 0)
+    }
+    let pixelStep = dxx * c + dyx * source.bytesPerRow
     let tile = 32
     var y0 = rows.lowerBound
     while y0 < rows.upperBound {
@@ -185,15 +205,18 @@ private func quarterTurn(_ source: Plane, into target: Plane, turns: Int, rows: 
             let x1 = min(x0 + tile, target.width)
             for y in y0..<y1 {
                 let output = target.row(y)
-                for x in x0..<x1 {
-                    let (sx, sy): (Int, Int)
-                    switch turns {
-                    case 1: (sx, sy) = (y, source.height - 1 - x)
-                    case 2: (sx, sy) = (source.width - 1 - x, source.height - 1 - y)
-                    default: (sx, sy) = (source.width - 1 - y, x)
+                var input = UnsafePointer(source.baseAddress) + (ox + x0 * dxx + y * dxy) * c
+                    + (oy + x0 * dyx + y * dyy) * source.bytesPerRow
+                if c == 1 {
+                    for x in x0..<x1 {
+                        output[x] = input[0]
+                        input += pixelStep
                     }
-                    let input = source.row(sy) + sx * c
-                    for k in 0..<c { output[x * c + k] = input[k] }
+                } else {
+                    for x in x0..<x1 {
+                        for k in 0..<c { output[x * c + k] = input[k] }
+                        input += pixelStep
+                    }
                 }
             }
             x0 = x1

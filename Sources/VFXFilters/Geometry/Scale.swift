@@ -93,10 +93,12 @@ struct ResamplingTaps: Sendable {
     }
 }
 
-/// The stage of `scale`: per plane, a horizontal pass from bytes to a float plane (source height × output
-/// width), then a vertical pass to bytes with sixteen output samples per vector. Taps and buffers are made at
-/// configure time.
+/// The stage of `scale`: per plane, two separable passes through a float plane. The vertical pass runs sixteen
+/// samples per vector; the horizontal one is scalar, so it goes second (on the output's rows) when the height
+/// shrinks or stays, first (on the source's rows) when it grows. Taps and buffers are made at configure time.
 final class ScaleProcessor: VideoProcessor {
+    /// The format `configure` sized the buffers for.
+    private var configured: FrameFormat?
     let width: Int, height: Int
     let kernel: ResamplingKernel
     let slices: SliceRunner
@@ -112,6 +114,7 @@ final class ScaleProcessor: VideoProcessor {
     }
 
     func configure(for input: FrameFormat) throws -> FrameFormat {
+        configured = input
         let format = input.pixelFormat
         func even(_ value: Double) -> Int {
             let rounded = Int(value.rounded())
@@ -139,6 +142,7 @@ final class ScaleProcessor: VideoProcessor {
     }
 
     func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
+        try FrameCheck.require(frame, matches: configured, filter: "scale")
         guard let pool, !passThrough else { return frame }
         let source = frame
         var output = VideoFrame(buffer: pool.makeBuffer(), timestamp: source.timestamp, duration: source.duration,
@@ -146,8 +150,13 @@ final class ScaleProcessor: VideoProcessor {
         output.withMutablePlanes { targets in
             for (index, target) in targets.enumerated() {
                 let scaler = planes[index], plane = source.plane(index)
-                slices.run(rows: plane.height) { rows in scaler.horizontal(plane, rows: rows) }
-                slices.run(rows: target.height) { rows in scaler.vertical(into: target, rows: rows) }
+                if scaler.verticalFirst {
+                    slices.run(rows: target.height) { rows in scaler.vertical(from: plane, rows: rows) }
+                    slices.run(rows: target.height) { rows in scaler.horizontal(into: target, rows: rows) }
+                } else {
+                    slices.run(rows: plane.height) { rows in scaler.horizontal(plane, rows: rows) }
+                    slices.run(rows: target.height) { rows in scaler.vertical(into: target, rows: rows) }
+                }
             }
         }
         return withExtendedLifetime(source) { output }
@@ -161,11 +170,12 @@ final class ScaleProcessor: VideoProcessor {
 
 /// Resampling of one plane (see `ScaleProcessor`).
 final class PlaneScaler: @unchecked Sendable {
-    // Sendable: the float plane is owned here; the horizontal pass writes disjoint rows of it, the vertical pass
-    // only reads it.
+    // Sendable: the float plane is owned here; the first pass writes disjoint rows of it, the second only reads it.
     let channels: Int
+    /// True when the vertical pass goes first (the height does not grow).
+    let verticalFirst: Bool
     private let across: ResamplingTaps, down: ResamplingTaps
-    private let sourceHeight: Int
+    private let sourceSamples: Int
     private let outSamples: Int
     private let stride: Int
     private let buffer: UnsafeMutablePointer<Float>
@@ -174,14 +184,59 @@ final class PlaneScaler: @unchecked Sendable {
         self.channels = channels
         across = ResamplingTaps(source: from.width, destination: to.width, kernel: kernel)
         down = ResamplingTaps(source: from.height, destination: to.height, kernel: kernel)
-        sourceHeight = from.height
+        verticalFirst = to.height <= from.height
+        sourceSamples = from.width * channels
         outSamples = to.width * channels
-        stride = (outSamples + 15) / 16 * 16 + 16
-        buffer = UnsafeMutableRawPointer.allocate(byteCount: stride * from.height * 4, alignment: 64)
-            .bindMemory(to: Float.self, capacity: stride * from.height)
+        // Vertical first: output height × source width; else source height × output width.
+        let (rows, samples) = verticalFirst ? (to.height, sourceSamples) : (from.height, outSamples)
+        stride = (samples + 15) / 16 * 16 + 16
+        buffer = UnsafeMutableRawPointer.allocate(byteCount: stride * rows * 4, alignment: 64)
+            .bindMemory(to: Float.self, capacity: stride * rows)
     }
 
     deinit { buffer.deallocate() }
+
+    /// Vertical pass first: output rows `rows` at source width, from bytes into the float plane.
+    func vertical(from source: Plane, rows: Range<Int>) {
+        let taps = down.taps
+        down.indices.withUnsafeBufferPointer { indices in
+            down.weights.withUnsafeBufferPointer { weights in
+                for y in rows {
+                    var index = 0
+                    while index < sourceSamples {
+                        let count = min(16, sourceSamples - index)
+                        var sum = SIMD16<Float>()
+                        for k in 0..<taps {
+                            sum = sum.addingProduct(loadBytes(source.row(Int(indices[y * taps + k])) + index, count: count),
+                                                    weights[y * taps + k])
+                        }
+                        UnsafeMutableRawPointer(buffer + y * stride + index).storeBytes(of: sum, as: SIMD16<Float>.self)
+                        index += 16
+                    }
+                }
+            }
+        }
+    }
+
+    /// Horizontal pass second: output rows `rows` from the float plane into bytes.
+    func horizontal(into target: Plane, rows: Range<Int>) {
+        let c = channels, taps = across.taps
+        across.indices.withUnsafeBufferPointer { indices in
+            across.weights.withUnsafeBufferPointer { weights in
+                for y in rows {
+                    let input = buffer + y * stride
+                    let output = target.row(y)
+                    for x in 0..<(outSamples / c) {
+                        for channel in 0..<c {
+                            var sum: Float = 0
+                            for k in 0..<taps { sum += weights[x * taps + k] * input[Int(indices[x * taps + k]) * c + channel] }
+                            output[x * c + channel] = UInt8(min(max(sum, 0), 255).rounded(.toNearestOrEven))
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     func horizontal(_ source: Plane, rows: Range<Int>) {
         let c = channels, taps = across.taps

@@ -29,6 +29,8 @@ extension FilterDescription {
 /// The stage of `box-blur`: one `PlaneBoxBlur` per plane; the result goes back in place (or to a pool
 /// buffer when the frame's pixels are shared).
 final class BoxBlurProcessor: VideoProcessor {
+    /// The format `configure` sized the buffers for.
+    private var configured: FrameFormat?
     let radius: Int
     let slices: SliceRunner
     private var blurs: [PlaneBoxBlur] = []
@@ -40,6 +42,7 @@ final class BoxBlurProcessor: VideoProcessor {
     }
 
     func configure(for input: FrameFormat) throws -> FrameFormat {
+        configured = input
         let format = input.pixelFormat
         blurs = (0..<format.planeCount).map { index in
             let size = format.planeSize(index, width: input.width, height: input.height)
@@ -52,6 +55,7 @@ final class BoxBlurProcessor: VideoProcessor {
     }
 
     func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
+        try FrameCheck.require(frame, matches: configured, filter: "box-blur")
         var source = frame
         if source.isUniquelyReferenced() {
             source.withMutablePlanes { planes in

@@ -59,6 +59,8 @@ extension FilterDescription {
 
 /// The stage of `motion-blur`: `PlaneMotionBlur` per plane, into a pool buffer.
 final class MotionBlurProcessor: VideoProcessor {
+    /// The format `configure` sized the buffers for.
+    private var configured: FrameFormat?
     let radius: Double, degrees: Double
     let slices: SliceRunner
     private var planes: [PlaneMotionBlur] = []
@@ -71,6 +73,7 @@ final class MotionBlurProcessor: VideoProcessor {
     }
 
     func configure(for input: FrameFormat) throws -> FrameFormat {
+        configured = input
         let format = input.pixelFormat
         planes = (0..<format.planeCount).map { index in
             let size = format.planeSize(index, width: input.width, height: input.height)
@@ -82,6 +85,7 @@ final class MotionBlurProcessor: VideoProcessor {
     }
 
     func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
+        try FrameCheck.require(frame, matches: configured, filter: "motion-blur")
         let source = frame
         var output = source.makeSibling(pool: pool)
         output.withMutablePlanes { targets in
@@ -204,6 +208,8 @@ final class PlaneMotionBlur: @unchecked Sendable {
 
 /// The stage of `zoom-blur`: per plane, n passes between two float planes made at configure time.
 final class ZoomBlurProcessor: VideoProcessor {
+    /// The format `configure` sized the buffers for.
+    private var configured: FrameFormat?
     let center: FilterPoint, amount: Double
     let slices: SliceRunner
     private var planes: [PlaneZoomBlur] = []
@@ -216,6 +222,7 @@ final class ZoomBlurProcessor: VideoProcessor {
     }
 
     func configure(for input: FrameFormat) throws -> FrameFormat {
+        configured = input
         let format = input.pixelFormat
         let halfDiagonal = (Double(input.width * input.width + input.height * input.height)).squareRoot() / 2
         planes = (0..<format.planeCount).map { index in
@@ -229,6 +236,7 @@ final class ZoomBlurProcessor: VideoProcessor {
     }
 
     func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
+        try FrameCheck.require(frame, matches: configured, filter: "zoom-blur")
         guard amount > 0 else { return frame }
         var frame = frame
         frame.withMutablePlanes(pool: pool) { targets in

@@ -90,6 +90,8 @@ extension FilterDescription {
 /// let blur = GaussianBlurProcessor(radius: 5, slices: SliceRunner(threads: 1))
 /// ```
 final class GaussianBlurProcessor: VideoProcessor {
+    /// The format `configure` sized the buffers for.
+    private var configured: FrameFormat?
     let radius: Double
     let slices: SliceRunner
     private var blur: FrameBlur?
@@ -100,11 +102,13 @@ final class GaussianBlurProcessor: VideoProcessor {
     }
 
     func configure(for input: FrameFormat) throws -> FrameFormat {
+        configured = input
         blur = FrameBlur(sigma: radius, format: input, slices: slices.threads) { _, _ in true }
         return input
     }
 
     func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
+        try FrameCheck.require(frame, matches: configured, filter: "gaussian-blur")
         guard let blur else { return frame }
         return blur.apply(frame) { target, _, _ in StoreBlurred(target: target) }
     }

@@ -27,6 +27,8 @@ extension FilterDescription {
 /// The stage of `pixellate`: for each band of block rows, sums every block's channels and writes the means
 /// back in place (bands in slices). Block boundaries per plane are computed at configure time.
 final class PixellateProcessor: VideoProcessor {
+    /// The format `configure` sized the buffers for.
+    private var configured: FrameFormat?
     let scale: Int
     let slices: SliceRunner
     /// Per plane: block boundaries along x (in pixels) and along y (rows), each starting at 0 and ending at the size.
@@ -40,6 +42,7 @@ final class PixellateProcessor: VideoProcessor {
     }
 
     func configure(for input: FrameFormat) throws -> FrameFormat {
+        configured = input
         let format = input.pixelFormat
         func boundaries(_ count: Int, _ frameCount: Int) -> [Int] {
             let step = Double(scale) * Double(count) / Double(frameCount)
@@ -58,6 +61,7 @@ final class PixellateProcessor: VideoProcessor {
     }
 
     func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
+        try FrameCheck.require(frame, matches: configured, filter: "pixellate")
         guard scale > 1 else { return frame }
         var frame = frame
         frame.withMutablePlanes(pool: pool) { planes in

@@ -1,4 +1,5 @@
 import VFXCore
+import VFXPipeline
 
 /// What the bytes of one plane mean, for spatial filters that do arithmetic on values rather than only
 /// averaging them: the codes of black and white, and which of the sixteen lanes a kernel handles at a time
@@ -57,4 +58,20 @@ func lanewiseMax(_ a: SIMD16<Float>, _ b: SIMD16<Float>) -> SIMD16<Float> {
     var result = a
     for lane in 0..<16 { result[lane] = a[lane] > b[lane] ? a[lane] : b[lane] }
     return result
+}
+
+/// Spatial and geometric stages hold buffers sized for the format they were configured for: a frame of another
+/// pixel format or size is refused with a one-line error instead of being read or written out of bounds.
+///
+/// ```swift
+/// try FrameCheck.require(frame, matches: configured, filter: "box-blur")
+/// ```
+enum FrameCheck {
+    static func require(_ frame: borrowing VideoFrame, matches format: FrameFormat?, filter: String) throws {
+        guard let format else { throw FilterError.unsupportedFormat(filter: filter, format: "frames before configure") }
+        guard frame.format == format.pixelFormat, frame.width == format.width, frame.height == format.height else {
+            throw FilterError.unsupportedFormat(filter: filter, format: "\(frame.format) \(frame.width)x\(frame.height) "
+                + "(configured for \(format.pixelFormat) \(format.width)x\(format.height))")
+        }
+    }
 }

@@ -10,8 +10,8 @@ import VFXCore
 /// where it would be had both passes run on forever over the repeated last sample, so a constant signal stays
 /// exactly constant and nothing darkens or spreads at the borders.
 ///
-/// On a real photo (media/astronaut.png) the result is within 45–51 dB PSNR of an exact Gaussian with clamped
-/// edges for σ from 0.5 to 20 (see docs/filters-spatial.md).
+/// On a real photo (media/astronaut.png), run at full resolution, the result is within 45–51 dB PSNR of an
+/// exact Gaussian with clamped edges for σ from 0.5 to 20 (see docs/filters-spatial.md).
 ///
 /// ```swift
 /// let g = RecursiveGaussian(sigma: 5)

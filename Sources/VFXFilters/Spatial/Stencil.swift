@@ -107,11 +107,22 @@ enum StencilPlaneRole {
 /// let stage = StencilProcessor(.median, slices: SliceRunner(threads: 1))
 /// ```
 final class StencilProcessor: VideoProcessor {
+    /// The format `configure` sized the buffers for.
+    private var configured: FrameFormat?
     enum Filter {
         case sharpen(Float)
         case edges(Float)
         case emboss(Float)
         case median
+
+        var name: String {
+            switch self {
+            case .sharpen: "sharpen"
+            case .edges: "edges"
+            case .emboss: "emboss"
+            case .median: "median"
+            }
+        }
     }
 
     let filter: Filter
@@ -127,6 +138,7 @@ final class StencilProcessor: VideoProcessor {
     }
 
     func configure(for input: FrameFormat) throws -> FrameFormat {
+        configured = input
         let format = input.pixelFormat
         roles = (0..<format.planeCount).map { index in
             let chroma = format.isYUV && index > 0
@@ -148,6 +160,7 @@ final class StencilProcessor: VideoProcessor {
     }
 
     func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
+        try FrameCheck.require(frame, matches: configured, filter: filter.name)
         let source = frame
         var output = source.makeSibling(pool: pool)
         output.withMutablePlanes { targets in

@@ -33,6 +33,8 @@ extension FilterDescription {
 /// let stage = BlurCombineProcessor(radius: 10, amount: 0.5, effect: .bloom, slices: SliceRunner(threads: 1))
 /// ```
 final class BlurCombineProcessor: VideoProcessor {
+    /// The format `configure` sized the buffers for.
+    private var configured: FrameFormat?
     enum Effect: Sendable {
         /// `x + amount · (x − blur)`.
         case unsharp
@@ -40,6 +42,14 @@ final class BlurCombineProcessor: VideoProcessor {
         case bloom
         /// The image multiplied by its blur, blended by amount: `x · (1 − amount + amount · blur)`.
         case gloom
+
+        var name: String {
+            switch self {
+            case .unsharp: "unsharp-mask"
+            case .bloom: "bloom"
+            case .gloom: "gloom"
+            }
+        }
     }
 
     let radius: Double
@@ -57,12 +67,14 @@ final class BlurCombineProcessor: VideoProcessor {
     }
 
     func configure(for input: FrameFormat) throws -> FrameFormat {
+        configured = input
         blur = FrameBlur(sigma: radius, format: input, slices: slices.threads) { _, index in index == 0 }
         levels = PlaneLevels(format: input.pixelFormat, color: input.color, plane: 0)
         return input
     }
 
     func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
+        try FrameCheck.require(frame, matches: configured, filter: effect.name)
         guard let blur, let levels else { return frame }
         let effect = self.effect, amount = self.amount
         return blur.apply(frame) { target, source, _ in

@@ -35,6 +35,8 @@ extension FilterDescription {
 /// The stage of `vignette`: per plane, a table of each sample's squared horizontal distance (made at configure
 /// time); each row adds its vertical distance and computes the factor for sixteen samples at a time.
 final class VignetteProcessor: VideoProcessor {
+    /// The format `configure` sized the buffers for.
+    private var configured: FrameFormat?
     let radius: Float
     let intensity: Float
     let slices: SliceRunner
@@ -48,6 +50,7 @@ final class VignetteProcessor: VideoProcessor {
     }
 
     func configure(for input: FrameFormat) throws -> FrameFormat {
+        configured = input
         let format = input.pixelFormat
         planes = (0..<format.planeCount).map { index in
             VignettePlane(format: input, plane: index, radius: radius, intensity: intensity)
@@ -57,6 +60,7 @@ final class VignetteProcessor: VideoProcessor {
     }
 
     func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
+        try FrameCheck.require(frame, matches: configured, filter: "vignette")
         guard intensity > 0, radius < 1 else { return frame }
         var frame = frame
         frame.withMutablePlanes(pool: pool) { targets in

@@ -12,6 +12,8 @@ import VFXPipeline
 ///   buffer (untimed, as a decoder would hand one over) and the compiled chain's `process` is timed. VideoFX's
 ///   total is FFmpeg's floor plus that processing time (best of `repeats` passes), so the ratio
 ///   `(ffmpeg − floor) / (vfx − floor)` compares the filtering work alone.
+/// - The `repeats` rounds interleave the three (a VideoFX pass, the floor, FFmpeg's filter), so that all see the
+///   shared machine in the same state; each keeps its best round.
 /// All files live in /dev/shm (RAM).
 ///
 /// ```swift
@@ -87,23 +89,30 @@ public enum FilterBenchmark {
         guard !frames.frames.isEmpty else { throw BenchError("\(clip): no frames") }
         let width = frames.width, height = frames.height
 
-        let processing = try timeProcessing(chain, frames: frames.frames, threads: options.threads, repeats: options.repeats)
-
-        var floor: Double?, ffmpeg: Double?, graph: String?
+        // The rounds interleave the three measurements, so that each sees the machine in the same state (the
+        // machines are shared); each keeps its best round.
+        var graph: String?
+        var commands: [[String]] = []
         if options.compare {
             graph = try options.ffmpegGraph ?? ffmpegGraph(for: chain, width: width, height: height, in: workspace)
             let output = workspace + "/out.y4m"
             let base = ["-hide_banner", "-v", "error", "-threads", "\(options.threads)",
                         "-filter_threads", "\(options.threads)", "-i", clip, "-frames:v", "\(frames.frames.count)"]
-            floor = try bestTime(repeats: options.repeats) {
-                try runFFmpeg(base + ["-f", "yuv4mpegpipe", "-y", output])
-            }
-            if let graph {
-                ffmpeg = try bestTime(repeats: options.repeats) {
-                    try runFFmpeg(base + ["-vf", graph + ",format=yuv420p", "-f", "yuv4mpegpipe", "-y", output])
-                }
+            commands.append(base + ["-f", "yuv4mpegpipe", "-y", output])
+            if let graph { commands.append(base + ["-vf", graph + ",format=yuv420p", "-f", "yuv4mpegpipe", "-y", output]) }
+        }
+        let timer = try ProcessingTimer(chain, frames: frames.frames, threads: options.threads)
+        defer { timer.processor.release() }
+        var processing = Double.infinity
+        var ffmpegTimes = [Double](repeating: .infinity, count: commands.count)
+        for _ in 0..<max(1, options.repeats) {
+            processing = min(processing, try timer.pass())
+            for (index, command) in commands.enumerated() {
+                ffmpegTimes[index] = min(ffmpegTimes[index], try bestTime(repeats: 1) { try runFFmpeg(command) })
             }
         }
+        let floor = ffmpegTimes.first
+        let ffmpeg = ffmpegTimes.count > 1 ? ffmpegTimes[1] : nil
         // FFmpeg's filter can cost less than the noise of its own floor (hue=s=0 at 720p): then there is no ratio.
         let ratio: Double? = if let floor, let ffmpeg, ffmpeg > floor { (ffmpeg - floor) / processing } else { nil }
         return Result(chain: chain.description, width: width, height: height, frames: frames.frames.count,
@@ -148,30 +157,6 @@ public enum FilterBenchmark {
         return clip
     }
 
-    static func timeProcessing(_ chain: FilterChain, frames: [VideoFrame], threads: Int, repeats: Int) throws -> Double {
-        let first = frames[0]
-        let processor = chain.makeProcessor(threads: threads)
-        _ = try processor.configure(for: FrameFormat(of: first))
-        defer { processor.release() }
-        let pool = BufferPool(format: first.format, width: first.width, height: first.height, capacity: 4)
-        var best = Double.infinity
-        for _ in 0..<max(1, repeats) {
-            var total = 0.0
-            for source in frames {
-                var frame = source.makeSibling(pool: pool)
-                frame.withMutablePlanes { planes in
-                    for (from, to) in zip(source.planes, planes) { from.copy(to: to) }
-                }
-                let start = DispatchTime.now().uptimeNanoseconds
-                let output = try processor.process(frame)
-                total += Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-                withExtendedLifetime(output) {}
-            }
-            best = min(best, total)
-        }
-        return best
-    }
-
     static func bestTime(repeats: Int, _ body: () throws -> Void) throws -> Double {
         var best = Double.infinity
         for _ in 0..<max(1, repeats) {
@@ -196,6 +181,38 @@ public enum FilterBenchmark {
             let text = String(decoding: message, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
             throw BenchError("ffmpeg failed (\(process.terminationStatus)): \(text)")
         }
+    }
+}
+
+/// VideoFX's side: the compiled chain's `process` on frames held in memory, each first copied (untimed) into a
+/// fresh pool buffer as a decoder would hand it over.
+struct ProcessingTimer {
+    let frames: [VideoFrame]
+    let processor: any VideoProcessor
+    let pool: BufferPool
+
+    init(_ chain: FilterChain, frames: [VideoFrame], threads: Int) throws {
+        let first = frames[0]
+        self.frames = frames
+        processor = chain.makeProcessor(threads: threads)
+        _ = try processor.configure(for: FrameFormat(of: first))
+        pool = BufferPool(format: first.format, width: first.width, height: first.height, capacity: 4)
+    }
+
+    /// Seconds spent in `process` for all frames.
+    func pass() throws -> Double {
+        var total = 0.0
+        for source in frames {
+            var frame = source.makeSibling(pool: pool)
+            frame.withMutablePlanes { planes in
+                for (from, to) in zip(source.planes, planes) { from.copy(to: to) }
+            }
+            let start = DispatchTime.now().uptimeNanoseconds
+            let output = try processor.process(frame)
+            total += Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            withExtendedLifetime(output) {}
+        }
+        return total
     }
 }
 

@@ -95,6 +95,10 @@ public final class MediaReader: FrameSource {
     /// True when the file has an audio stream.
     public var hasAudio: Bool { audioCodec != nil }
 
+    /// The clockwise rotation a player applies to show the video upright (the stream's display matrix);
+    /// `.none` for y4m and files without one.
+    public var rotation: Rotation { decoder?.rotation ?? .none }
+
     /// Pixel format, size, color and frame rate of the frames (no frame rate for still images).
     public var format: FrameFormat { reader.format }
 

@@ -50,7 +50,11 @@ enum ApplyCommand {
     /// allows). Everything a user can get wrong is checked before the first frame is decoded.
     static func transcode(input: String, output: String, chain: FilterChain, threads: Int?, quiet: Bool) throws -> Outcome {
         let reader = try MediaReader(path: input, threads: threads ?? 0)
-        let runner = OfflineRunner(source: reader, processor: chain.filters.isEmpty ? nil : chain.makeProcessor(threads: threads))
+        // Like players (and FFmpeg), frames are turned upright first, so filters see what viewers see.
+        var stages: [any VideoProcessor] = []
+        if reader.rotation != .none { stages.append(try Upright(rotation: reader.rotation, threads: threads)) }
+        if !chain.filters.isEmpty { stages.append(chain.makeProcessor(threads: threads)) }
+        let runner = OfflineRunner(source: reader, processor: stages.isEmpty ? nil : ProcessorChain(stages))
         let outputFormat = try runner.prepare()
         let writer = try MediaWriter(path: output, frameRate: reader.format.frameRate, audioFrom: reader, threads: threads ?? 0)
         if writer.kind == .png || writer.kind == .jpeg, let count = reader.expectedFrameCount, count > 1 {
@@ -72,6 +76,26 @@ enum ApplyCommand {
         }
         bar.finish()
         return Outcome(stats: stats, format: outputFormat, audio: writer.audio)
+    }
+
+    /// Turns frames by their rotation with the catalog's exact `rotate` and clears the rotation, so no
+    /// output (y4m and images have no rotation tag) shows them sideways.
+    final class Upright: VideoProcessor {
+        let rotate: any VideoProcessor
+
+        init(rotation: Rotation, threads: Int?) throws {
+            rotate = try FilterChain([.rotate(angle: Double(rotation.rawValue))]).makeProcessor(threads: threads)
+        }
+
+        func configure(for input: FrameFormat) throws -> FrameFormat { try rotate.configure(for: input) }
+
+        func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
+            guard var turned = try rotate.process(frame) else { return nil }
+            turned.rotation = .none
+            return turned
+        }
+
+        func release() { rotate.release() }
     }
 
     static func displayName(_ path: String) -> String { path == "-" ? "stdout" : (path as NSString).lastPathComponent }

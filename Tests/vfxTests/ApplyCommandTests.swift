@@ -31,21 +31,42 @@ import Testing
         #expect(y4m.status == 0)
         let result = try CommandLineRun.vfx(["apply", "-", "-o", "-", "--quiet"], input: y4m.stdout)
         #expect(result.status == 0, "\(result.stderr)")
-        // Pass-through: the same frames, byte for byte (headers may differ in their optional tags).
-        let frames = { (data: Data) -> [Data] in
-            let marker = Data("FRAME".utf8)
-            var out: [Data] = []
-            var start = data.range(of: marker)
-            while let current = start {
-                let next = data.range(of: marker, in: current.upperBound..<data.endIndex)
-                out.append(data[current.lowerBound..<(next?.lowerBound ?? data.endIndex)])
-                start = next
-            }
-            return out
-        }
-        let expected = frames(y4m.stdout), got = frames(result.stdout)
+        // Pass-through: the same frames, byte for byte.
+        let expected = Self.frames(y4m.stdout), got = Self.frames(result.stdout)
         #expect(expected.count == 120 && got.count == 120)
         #expect(expected == got)
+    }
+
+    /// A phone-style clip whose display matrix says "turn me": vfx turns the frames upright, as FFmpeg does
+    /// by default. Reference: ffmpeg's own auto-rotated decode of the same file, byte for byte.
+    @Test(arguments: ["90", "180", "270"]) func rotatedClipsComeOutUpright(angle: String) throws {
+        let folder = try CommandLineRun.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let rotated = folder.appendingPathComponent("rotated.mp4").path
+        let tagged = try CommandLineRun.run("/usr/bin/ffmpeg", ["-v", "error", "-i", CommandLineRun.media("carphone_pristine.mp4"),
+                                                                "-c", "copy", "-metadata:s:v:0", "rotate=\(angle)", rotated])
+        #expect(tagged.status == 0)
+        let output = folder.appendingPathComponent("upright.y4m").path
+        let result = try CommandLineRun.vfx(["apply", rotated, "-o", output, "--quiet"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let reference = try CommandLineRun.run("/usr/bin/ffmpeg", ["-v", "error", "-i", rotated, "-f", "yuv4mpegpipe", "-"])
+        let ours = try Data(contentsOf: URL(fileURLWithPath: output))
+        let expected = Self.frames(reference.stdout), got = Self.frames(ours)
+        #expect(expected.count == 120 && got.count == 120)
+        #expect(expected == got)
+    }
+
+    /// The frames of a y4m stream (headers may differ in their optional tags).
+    static func frames(_ data: Data) -> [Data] {
+        let marker = Data("FRAME".utf8)
+        var out: [Data] = []
+        var start = data.range(of: marker)
+        while let current = start {
+            let next = data.range(of: marker, in: current.upperBound..<data.endIndex)
+            out.append(data[current.lowerBound..<(next?.lowerBound ?? data.endIndex)])
+            start = next
+        }
+        return out
     }
 
     @Test func pngStaysAnRGBImageOfTheSameSize() throws {

@@ -8,7 +8,8 @@ import VFXPipeline
 final class LibavDecoder {
     let name: String
     let containerName: String
-    let rotation: Rotation
+    /// From the stream's display matrix; for an image, from its first frame's (a JPEG's EXIF orientation).
+    private(set) var rotation: Rotation
     let timeBase: AVRational
     let frameRate: FrameRate?
     let duration: MediaTime?
@@ -155,6 +156,10 @@ final class LibavDecoder {
                 if frame.pointer.pointee.decode_error_flags != 0 || frame.pointer.pointee.flags & AV_FRAME_FLAG_CORRUPT != 0 {
                     av_frame_unref(frame.pointer)
                     throw MediaError.corrupt(path: name, reason: "frame \(delivered + 1) has damaged data")
+                }
+                if isImage, rotation == .none,
+                   let matrix = av_frame_get_side_data(frame.pointer, AV_FRAME_DATA_DISPLAYMATRIX), matrix.pointee.size >= 36 {
+                    rotation = Rotation(displayMatrix: UnsafeRawPointer(matrix.pointee.data).assumingMemoryBound(to: Int32.self))
                 }
                 noteFrameEnd()
                 return true

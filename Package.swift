@@ -58,13 +58,14 @@ let package = Package(
                                                       "VFXBench", "CFFmpeg"],
                           swiftSettings: common),
         .executableTarget(name: "bench", dependencies: ["VFXBench", "VFXNeural"], swiftSettings: common),
-        .testTarget(name: "VFXCoreTests", dependencies: ["VFXCore", "VFXMedia"], swiftSettings: common),
-        .testTarget(name: "VFXMediaTests", dependencies: ["VFXCore", "VFXMedia"], swiftSettings: common),
+        .target(name: "VFXTestSupport", dependencies: ["VFXCore"], path: "Tests/VFXTestSupport", swiftSettings: common),
+        .testTarget(name: "VFXCoreTests", dependencies: ["VFXCore", "VFXTestSupport"], swiftSettings: common),
+        .testTarget(name: "VFXMediaTests", dependencies: ["VFXCore", "VFXMedia", "VFXTestSupport"], swiftSettings: common),
         .testTarget(name: "VFXPipelineTests", dependencies: ["VFXCore", "VFXPipeline", "VFXMedia"], swiftSettings: common),
-        .testTarget(name: "VFXFiltersTests", dependencies: ["VFXCore", "VFXFilters", "VFXMedia"], swiftSettings: common),
+        .testTarget(name: "VFXFiltersTests", dependencies: ["VFXCore", "VFXFilters", "VFXMedia", "VFXTestSupport"], swiftSettings: common),
         .testTarget(name: "VFXNeuralTests", dependencies: ["VFXNeural", "VFXNeuralKernels", "VFXNeuralAVX512", "CVFXCPU"],
                     swiftSettings: common),
-        .testTarget(name: "vfxTests", dependencies: ["vfx", "VFXNeural"], swiftSettings: common),
+        .testTarget(name: "vfxTests", dependencies: ["vfx", "VFXNeural", "VFXTestSupport"], swiftSettings: common),
     ],
     swiftLanguageModes: [.v6]
 )

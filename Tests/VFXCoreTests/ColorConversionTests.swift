@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import VFXCore
+import VFXTestSupport
 
 /// VideoFX's conversions against FFmpeg's swscale (run through the `ffmpeg` command) on a real photo.
 ///
@@ -14,7 +15,7 @@ import VFXCore
     /// The photo as RGBA, decoded by FFmpeg.
     static func photoRGBA() throws -> VideoFrame {
         let bytes = try FFmpegCLI.run(["-i", photo, "-f", "rawvideo", "-pix_fmt", "rgba", "-"])
-        return try FrameBytes.frame(bytes, format: .rgba, width: 512, height: 512)
+        return RawFrames.frame(bytes, format: .rgba, width: 512, height: 512)
     }
 
     @Test(arguments: [ColorDescription.bt601, .bt709, .jpeg, ColorDescription(matrix: .bt709, range: .full)])
@@ -22,11 +23,11 @@ import VFXCore
         // The reference I420 comes from FFmpeg; both sides then convert the same YUV bytes to RGB.
         let flags = FFmpegCLI.colorFlags(color)
         let yuvBytes = try FFmpegCLI.run(["-i", Self.photo] + flags.output + ["-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
-        let yuv = try FrameBytes.frame(yuvBytes, format: .i420, width: 512, height: 512, color: color)
+        let yuv = RawFrames.frame(yuvBytes, format: .i420, width: 512, height: 512, color: color)
         let reference = try FFmpegCLI.run(["-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", "512x512"] + flags.input
             + ["-i", "-", "-sws_flags", "neighbor+accurate_rnd+full_chroma_int", "-f", "rawvideo", "-pix_fmt", "rgba", "-"], input: yuvBytes)
-        let ours = FrameBytes.bytes(yuv.converted(to: .rgba))
-        let psnr = Quality.psnr(ours, reference, channels: 4, ignoring: 3)
+        let ours = RawFrames.bytes(yuv.converted(to: .rgba))
+        let psnr = Quality.psnr(ours, reference, skipEvery: 4)
         #expect(psnr >= 45, "YUV→RGB \(color): \(psnr) dB")
     }
 
@@ -37,7 +38,7 @@ import VFXCore
         // `area` averages each 2×2 chroma block, as VideoFX does.
         let reference = try FFmpegCLI.run(["-i", Self.photo, "-sws_flags", "area+accurate_rnd"] + flags.output
             + ["-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
-        let ours = FrameBytes.bytes(rgba.converted(to: .i420, color: color))
+        let ours = RawFrames.bytes(rgba.converted(to: .i420, color: color))
         let lumaCount = 512 * 512
         let lumaPSNR = Quality.psnr(Array(ours[..<lumaCount]), Array(reference[..<lumaCount]))
         let chromaPSNR = Quality.psnr(Array(ours[lumaCount...]), Array(reference[lumaCount...]))
@@ -49,13 +50,13 @@ import VFXCore
         let i420 = try Self.photoRGBA().converted(to: .i420, color: .bt601)
         let nv12 = i420.converted(to: .nv12)
         #expect(nv12.format == .nv12)
-        #expect(FrameBytes.bytes(nv12.converted(to: .i420)) == FrameBytes.bytes(i420))
+        #expect(RawFrames.bytes(nv12.converted(to: .i420)) == RawFrames.bytes(i420))
     }
 
     @Test func bgraIsRGBASwizzled() throws {
         let rgba = try Self.photoRGBA()
         let bgra = rgba.converted(to: .bgra)
-        let a = FrameBytes.bytes(rgba), b = FrameBytes.bytes(bgra)
+        let a = RawFrames.bytes(rgba), b = RawFrames.bytes(bgra)
         for i in stride(from: 0, to: a.count, by: 4099 * 4) {
             #expect(a[i] == b[i + 2] && a[i + 1] == b[i + 1] && a[i + 2] == b[i] && a[i + 3] == b[i + 3])
         }
@@ -64,7 +65,7 @@ import VFXCore
     @Test func grayMatchesLumaFormula() throws {
         let rgba = try Self.photoRGBA()
         let gray = rgba.converted(to: .gray8)
-        let a = FrameBytes.bytes(rgba), g = FrameBytes.bytes(gray)
+        let a = RawFrames.bytes(rgba), g = RawFrames.bytes(gray)
         // Full-range luma Y' = Kr R + Kg G + Kb B with BT.601 weights (the frame's matrix for 512×512).
         var worst = 0.0
         for i in 0..<g.count {
@@ -81,7 +82,7 @@ import VFXCore
         }
         let yuv = frame.converted(to: .i420, color: .jpeg)
         #expect(yuv.plane(1).width == 3 && yuv.plane(1).height == 2)
-        let back = FrameBytes.bytes(yuv.converted(to: .rgba))
+        let back = RawFrames.bytes(yuv.converted(to: .rgba))
         #expect(back.allSatisfy { $0 >= 199 })
     }
 }

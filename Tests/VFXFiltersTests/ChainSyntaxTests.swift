@@ -1,4 +1,5 @@
 import VFXCore
+import VFXTestSupport
 import VFXPipeline
 import XCTest
 @testable import VFXFilters
@@ -111,8 +112,8 @@ final class ChainSyntaxTests: XCTestCase {
     }
 
     func testEmptyChainPassesFramesThrough() throws {
-        let frame = TestSupport.frame((0..<48).map { UInt8($0 * 5) }, format: .rgba, width: 4, height: 3)
+        let frame = RawFrames.frame((0..<48).map { UInt8($0 * 5) }, format: .rgba, width: 4, height: 3)
         let output = try TestSupport.apply("", to: frame)
-        XCTAssertEqual(TestSupport.bytes(output), TestSupport.bytes(frame))
+        XCTAssertEqual(RawFrames.bytes(output), RawFrames.bytes(frame))
     }
 }

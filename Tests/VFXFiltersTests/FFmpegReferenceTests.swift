@@ -1,5 +1,6 @@
 import Foundation
 import VFXCore
+import VFXTestSupport
 import VFXFilters
 import XCTest
 
@@ -17,8 +18,8 @@ final class FFmpegReferenceTests: XCTestCase {
     func testSepiaOnRGBMatchesColorChannelMixer() throws {
         let input = try TestSupport.raw(TestSupport.astronaut, pixelFormat: "rgba")
         let expected = try TestSupport.raw(TestSupport.astronaut, pixelFormat: "rgba", filter: Self.sepiaMixer)
-        let output = try TestSupport.apply("sepia", to: TestSupport.frame(input, format: .rgba, width: size, height: size))
-        let psnr = TestSupport.psnr(TestSupport.bytes(output), expected, skipEvery: 4)
+        let output = try TestSupport.apply("sepia", to: RawFrames.frame(input, format: .rgba, width: size, height: size))
+        let psnr = Quality.psnr(RawFrames.bytes(output), expected, skipEvery: 4)
         XCTAssertGreaterThanOrEqual(psnr, 40, "sepia vs colorchannelmixer on RGB: \(psnr) dB")
         print("sepia vs colorchannelmixer, RGBA: \(psnr) dB")
     }
@@ -37,13 +38,13 @@ final class FFmpegReferenceTests: XCTestCase {
                                 "-vf", Self.sepiaMixer + ",format=yuv420p", "-f", "rawvideo", reference])
         let expected = Array(try Data(contentsOf: URL(fileURLWithPath: reference)))
         for format in [PixelFormat.i420, .nv12] {
-            let frame = TestSupport.frame(format == .i420 ? input : Self.nv12(fromI420: input, size: size),
+            let frame = RawFrames.frame(format == .i420 ? input : Self.nv12(fromI420: input, size: size),
                                           format: format, width: size, height: size)
-            var output = TestSupport.bytes(try TestSupport.apply("sepia", to: frame))
+            var output = RawFrames.bytes(try TestSupport.apply("sepia", to: frame))
             if format == .nv12 { output = Self.i420(fromNV12: output, size: size) }
             let lumaCount = size * size
-            let luma = TestSupport.psnr(Array(output[..<lumaCount]), Array(expected[..<lumaCount]))
-            let chroma = TestSupport.psnr(Array(output[lumaCount...]), Array(expected[lumaCount...]))
+            let luma = Quality.psnr(Array(output[..<lumaCount]), Array(expected[..<lumaCount]))
+            let chroma = Quality.psnr(Array(output[lumaCount...]), Array(expected[lumaCount...]))
             XCTAssertGreaterThanOrEqual(luma, 40, "\(format) luma: \(luma) dB")
             XCTAssertGreaterThanOrEqual(chroma, 40, "\(format) chroma: \(chroma) dB")
             print("sepia vs colorchannelmixer, \(format): luma \(luma) dB, chroma \(chroma) dB")
@@ -57,7 +58,7 @@ final class FFmpegReferenceTests: XCTestCase {
         let folder = try TestSupport.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let input = try TestSupport.raw(TestSupport.astronaut, pixelFormat: "rgba")
-        let frame = TestSupport.frame(input, format: .rgba, width: size, height: size)
+        let frame = RawFrames.frame(input, format: .rgba, width: size, height: size)
         var cases: [(path: String, ffmpeg: String)] = []
         for nodes in [2, 17, 33, 65] {
             let path = folder + "/grade3d-\(nodes).cube"
@@ -72,7 +73,7 @@ final class FFmpegReferenceTests: XCTestCase {
         for (path, filter) in cases {
             let expected = try TestSupport.raw(TestSupport.astronaut, pixelFormat: "rgba", filter: filter)
             let output = try TestSupport.apply("lut:file=\(path)", to: frame)
-            let psnr = TestSupport.psnr(TestSupport.bytes(output), expected, skipEvery: 4)
+            let psnr = Quality.psnr(RawFrames.bytes(output), expected, skipEvery: 4)
             XCTAssertGreaterThanOrEqual(psnr, 40, "\(filter): \(psnr) dB")
             print("lut vs FFmpeg \(filter.split(separator: "/").last ?? ""): \(psnr) dB")
         }
@@ -94,8 +95,8 @@ final class FFmpegReferenceTests: XCTestCase {
         let path = folder + "/domain.cube"
         try lines.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
         let input = try TestSupport.raw(TestSupport.astronaut, pixelFormat: "rgba")
-        let output = TestSupport.bytes(try TestSupport.apply("lut:file=\(path)",
-                                                             to: TestSupport.frame(input, format: .rgba, width: size, height: size)))
+        let output = RawFrames.bytes(try TestSupport.apply("lut:file=\(path)",
+                                                             to: RawFrames.frame(input, format: .rgba, width: size, height: size)))
         var worst = 0
         var expectedBytes = output
         for pixel in stride(from: 0, to: input.count, by: 4) {
@@ -110,7 +111,7 @@ final class FFmpegReferenceTests: XCTestCase {
             }
         }
         XCTAssertLessThanOrEqual(worst, 4)
-        XCTAssertGreaterThanOrEqual(TestSupport.psnr(output, expectedBytes, skipEvery: 4), 45)
+        XCTAssertGreaterThanOrEqual(Quality.psnr(output, expectedBytes, skipEvery: 4), 45)
     }
 
     /// A smooth non-linear grade: a different curve per channel plus cross-talk.

@@ -1,5 +1,6 @@
 import Foundation
 import VFXCore
+import VFXTestSupport
 import VFXFilters
 import XCTest
 
@@ -112,9 +113,9 @@ final class FormulaTests: XCTestCase {
 
     func testColorFiltersMatchTheirFormulas() throws {
         let input = Self.pixels()
-        let frame = TestSupport.frame(input, format: .rgba, width: 64, height: 64)
+        let frame = RawFrames.frame(input, format: .rgba, width: 64, height: 64)
         for item in Self.cases {
-            let output = TestSupport.bytes(try TestSupport.apply(item.chain, to: frame))
+            let output = RawFrames.bytes(try TestSupport.apply(item.chain, to: frame))
             var expected = output
             var worst = 0, flips = 0
             for pixel in stride(from: 0, to: input.count, by: 4) {
@@ -132,7 +133,7 @@ final class FormulaTests: XCTestCase {
             XCTAssertLessThanOrEqual(worst, item.maxError, item.chain)
             XCTAssertLessThanOrEqual(Double(flips) / Double(input.count / 4), item.allowedFlips, item.chain)
             if item.allowedFlips == 0 {
-                XCTAssertGreaterThanOrEqual(TestSupport.psnr(output, expected, skipEvery: 4), item.minPSNR, item.chain)
+                XCTAssertGreaterThanOrEqual(Quality.psnr(output, expected, skipEvery: 4), item.minPSNR, item.chain)
             }
         }
     }
@@ -141,14 +142,14 @@ final class FormulaTests: XCTestCase {
     func testLumaOnlyAndChromaOnlyOnI420() throws {
         let width = 34, height = 18
         let input = (0..<(width * height + 2 * (width / 2) * (height / 2))).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
-        let frame = TestSupport.frame(input, format: .i420, width: width, height: height)
+        let frame = RawFrames.frame(input, format: .i420, width: width, height: height)
         let lumaCount = width * height
 
-        let mono = TestSupport.bytes(try TestSupport.apply("mono", to: frame))
+        let mono = RawFrames.bytes(try TestSupport.apply("mono", to: frame))
         XCTAssertEqual(Array(mono[..<lumaCount]), Array(input[..<lumaCount]), "mono keeps luma")
         XCTAssertTrue(mono[lumaCount...].allSatisfy { $0 == 128 }, "mono sets neutral chroma")
 
-        let bright = TestSupport.bytes(try TestSupport.apply("brightness:amount=0.1", to: frame))
+        let bright = RawFrames.bytes(try TestSupport.apply("brightness:amount=0.1", to: frame))
         XCTAssertEqual(Array(bright[lumaCount...]), Array(input[lumaCount...]), "brightness keeps chroma")
         for index in 0..<lumaCount {
             let luma = min(max((Double(input[index]) - 16) / 219, 0), 1)

@@ -1,5 +1,6 @@
 import Foundation
 import VFXCore
+import VFXTestSupport
 import VFXFilters
 import VFXPipeline
 import XCTest
@@ -11,7 +12,7 @@ final class FusionTests: XCTestCase {
 
     func astronaut(_ pixelFormat: String, _ format: PixelFormat) throws -> VideoFrame {
         try XCTSkipUnless(FileManager.default.fileExists(atPath: TestSupport.astronaut), "media/astronaut.png is missing")
-        return TestSupport.frame(try TestSupport.raw(TestSupport.astronaut, pixelFormat: pixelFormat), format: format,
+        return RawFrames.frame(try TestSupport.raw(TestSupport.astronaut, pixelFormat: pixelFormat), format: format,
                                  width: 512, height: 512)
     }
 
@@ -23,14 +24,14 @@ final class FusionTests: XCTestCase {
     func testFusedChainEqualsFiltersOneByOne() throws {
         for (pixelFormat, format) in [("rgba", PixelFormat.rgba), ("yuv420p", .i420)] {
             let frame = try astronaut(pixelFormat, format)
-            let fused = TestSupport.bytes(try TestSupport.apply(Self.chain, to: frame))
+            let fused = RawFrames.bytes(try TestSupport.apply(Self.chain, to: frame))
             var stepwise = frame
             for filter in try FilterChain(parsing: Self.chain).filters {
                 stepwise = try TestSupport.apply(filter.description, to: stepwise)
             }
-            let separate = TestSupport.bytes(stepwise)
+            let separate = RawFrames.bytes(stepwise)
             let skip = format == .rgba ? 4 : nil
-            let psnr = TestSupport.psnr(fused, separate, skipEvery: skip)
+            let psnr = Quality.psnr(fused, separate, skipEvery: skip)
             let worst = TestSupport.maxDifference(fused, separate, skipEvery: skip)
             let far = zip(fused, separate).filter { abs(Int($0) - Int($1)) > 3 }.count
             print("fused vs one by one, \(format): \(psnr) dB, max \(worst), \(far) samples off by more than 3")
@@ -47,7 +48,7 @@ final class FusionTests: XCTestCase {
         let (cw, ch) = ((width + 1) / 2, (height + 1) / 2)
         var generator = SystemRandomNumberGenerator.Seeded(state: 42)
         let input = (0..<(width * height + 2 * cw * ch)).map { _ in generator.byte() }
-        let output = TestSupport.bytes(try TestSupport.apply("sepia", to: TestSupport.frame(input, format: .i420,
+        let output = RawFrames.bytes(try TestSupport.apply("sepia", to: RawFrames.frame(input, format: .i420,
                                                                                              width: width, height: height)))
         let m = [[0.393, 0.769, 0.189], [0.349, 0.686, 0.168], [0.272, 0.534, 0.131]]
         func rgb(_ y: UInt8, _ u: UInt8, _ v: UInt8) -> [Double] {
@@ -85,9 +86,9 @@ final class FusionTests: XCTestCase {
     /// chroma at its mean luma; on a real photo that stays within 40 dB of the exact result.
     func testYUVTableAgreesWithExactKernel() throws {
         let frame = try astronaut("yuv420p", .i420)
-        let exact = TestSupport.bytes(try TestSupport.apply("sepia", to: frame))
-        let table = TestSupport.bytes(try TestSupport.apply("sepia,hue:angle=0", to: frame))
-        let psnr = TestSupport.psnr(exact, table)
+        let exact = RawFrames.bytes(try TestSupport.apply("sepia", to: frame))
+        let table = RawFrames.bytes(try TestSupport.apply("sepia,hue:angle=0", to: frame))
+        let psnr = Quality.psnr(exact, table)
         print("YUV table vs exact affine kernel: \(psnr) dB")
         XCTAssertGreaterThanOrEqual(psnr, 40)
     }
@@ -97,8 +98,8 @@ final class FusionTests: XCTestCase {
         for (pixelFormat, format) in [("rgba", PixelFormat.rgba), ("yuv420p", .i420), ("nv12", .nv12)] {
             let frame = try astronaut(pixelFormat, format)
             for chain in ["sepia", Self.chain, "mono", "brightness", "gamma:0.7", "threshold"] {
-                let one = TestSupport.bytes(try TestSupport.apply(chain, to: frame, threads: 1))
-                let two = TestSupport.bytes(try TestSupport.apply(chain, to: frame, threads: 2))
+                let one = RawFrames.bytes(try TestSupport.apply(chain, to: frame, threads: 1))
+                let two = RawFrames.bytes(try TestSupport.apply(chain, to: frame, threads: 2))
                 XCTAssertEqual(one, two, "\(chain) on \(format)")
             }
         }
@@ -113,11 +114,11 @@ final class FusionTests: XCTestCase {
                     let size = format.planeSize(plane, width: width, height: height)
                     return total + size.width * size.height * format.bytesPerPixel(plane: plane)
                 }
-                let frame = TestSupport.frame((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 67 &+ 5) }, format: format,
+                let frame = RawFrames.frame((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 67 &+ 5) }, format: format,
                                               width: width, height: height)
                 for chain in ["sepia", "sepia,hue:angle=10", "mono", "brightness", "gamma:0.7", "lut:file=\(try cubePath())"] {
-                    let one = TestSupport.bytes(try TestSupport.apply(chain, to: frame, threads: 1))
-                    let two = TestSupport.bytes(try TestSupport.apply(chain, to: frame, threads: 2))
+                    let one = RawFrames.bytes(try TestSupport.apply(chain, to: frame, threads: 1))
+                    let two = RawFrames.bytes(try TestSupport.apply(chain, to: frame, threads: 2))
                     XCTAssertEqual(one, two, "\(chain) on \(format) \(width)x\(height)")
                     XCTAssertEqual(one.count, count)
                 }
@@ -143,10 +144,10 @@ final class FusionTests: XCTestCase {
 
     /// A frame whose pixels are shared is copied, not changed behind its other holder's back.
     func testSharedInputIsNotModified() throws {
-        let frame = TestSupport.frame((0..<64).map { UInt8($0 * 3) }, format: .rgba, width: 4, height: 4)
-        let before = TestSupport.bytes(frame)
+        let frame = RawFrames.frame((0..<64).map { UInt8($0 * 3) }, format: .rgba, width: 4, height: 4)
+        let before = RawFrames.bytes(frame)
         _ = try TestSupport.apply("invert", to: frame)
-        XCTAssertEqual(TestSupport.bytes(frame), before)
+        XCTAssertEqual(RawFrames.bytes(frame), before)
     }
 
     /// Malformed `.cube` files: one line naming the file and the line.

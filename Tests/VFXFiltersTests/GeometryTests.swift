@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import VFXCore
+import VFXTestSupport
 import VFXFilters
 
 /// crop, flip, rotate and scale: exact index mappings checked sample by sample, FFmpeg's output for quarter
@@ -40,7 +41,7 @@ import VFXFilters
     /// A non-square frame: 90° swaps the size; four quarter turns give the original back.
     @Test func quarterTurnsOfAWideFrame() throws {
         let bytes = try SpatialFixtures.decode("astronaut.png", pixelFormat: "yuv420p", size: (320, 180))
-        let frame = SpatialFixtures.frame(bytes, format: .i420, width: 320, height: 180)
+        let frame = RawFrames.frame(bytes, format: .i420, width: 320, height: 180)
         let turned = try SpatialFixtures.apply("rotate:angle=90", to: frame)
         #expect(turned.width == 180 && turned.height == 320)
         let back = try SpatialFixtures.apply("rotate:angle=90,rotate:angle=90,rotate:angle=90,rotate:angle=90", to: frame)
@@ -137,7 +138,7 @@ import VFXFilters
     /// A zero size keeps the aspect ratio (even for YUV).
     @Test func scaleKeepsAspectRatio() throws {
         let bytes = try SpatialFixtures.decode("astronaut.png", pixelFormat: "yuv420p", size: (640, 360))
-        let frame = SpatialFixtures.frame(bytes, format: .i420, width: 640, height: 360)
+        let frame = RawFrames.frame(bytes, format: .i420, width: 640, height: 360)
         let output = try SpatialFixtures.apply("scale:width=427", to: frame)
         #expect(output.width == 427 && output.height == 240)
         let other = try SpatialFixtures.apply("scale:height=101", to: frame)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import VFXCore
+import VFXTestSupport
 import VFXPipeline
 import VFXFilters
 
@@ -18,7 +19,7 @@ import VFXFilters
 
     @Test(arguments: [0.8, 2.0, 3.0, 5.0, 9.0, 20.0])
     func grayPhotoMatchesExactGaussian(sigma: Double) throws {
-        let frame = SpatialFixtures.frame(try SpatialFixtures.decode("astronaut.png", pixelFormat: "gray"), format: .gray8,
+        let frame = RawFrames.frame(try SpatialFixtures.decode("astronaut.png", pixelFormat: "gray"), format: .gray8,
                                           width: 512, height: 512)
         let original = SpatialFixtures.doubles(SpatialFixtures.rows(frame, 0))
         let exact = SpatialFixtures.convolve(original, channels: 1, weights: SpatialFixtures.gaussianWeights(sigma: sigma))
@@ -29,7 +30,7 @@ import VFXFilters
 
     @Test func rgbaPhotoMatchesExactGaussianPerChannel() throws {
         let sigma = 3.0
-        let frame = SpatialFixtures.frame(try SpatialFixtures.decode("astronaut.png", pixelFormat: "rgba"), format: .rgba,
+        let frame = RawFrames.frame(try SpatialFixtures.decode("astronaut.png", pixelFormat: "rgba"), format: .rgba,
                                           width: 512, height: 512)
         let original = SpatialFixtures.doubles(SpatialFixtures.rows(frame, 0))
         let exact = SpatialFixtures.convolve(original, channels: 4, weights: SpatialFixtures.gaussianWeights(sigma: sigma))
@@ -41,7 +42,7 @@ import VFXFilters
     /// each plane (σ for Y, σ/2 for U and V).
     @Test(arguments: [5.0, 6.0]) func i420PlanesUseTheirOwnResolution(sigma: Double) throws {
         let bytes = try SpatialFixtures.decode("astronaut.png", pixelFormat: "yuv420p")
-        let frame = SpatialFixtures.frame(bytes, format: .i420, width: 512, height: 512)
+        let frame = RawFrames.frame(bytes, format: .i420, width: 512, height: 512)
         let output = try Self.blurred(frame, sigma: sigma)
         for index in 0..<3 {
             let planeSigma = index == 0 ? sigma : sigma / 2
@@ -73,7 +74,7 @@ import VFXFilters
     /// Blurring a frame whose pixels are shared writes a new buffer and leaves the original alone; the result
     /// equals the in-place one.
     @Test func sharedFrameIsNotModified() throws {
-        let frame = SpatialFixtures.frame(try SpatialFixtures.decode("astronaut.png", pixelFormat: "nv12"), format: .nv12,
+        let frame = RawFrames.frame(try SpatialFixtures.decode("astronaut.png", pixelFormat: "nv12"), format: .nv12,
                                           width: 512, height: 512)
         let before = SpatialFixtures.rows(frame, 1)
         let shared = try Self.blurred(frame, sigma: 4)

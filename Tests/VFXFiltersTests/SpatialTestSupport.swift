@@ -1,13 +1,11 @@
 import Foundation
 import VFXCore
+import VFXTestSupport
 import VFXFilters
 import VFXPipeline
 
 /// Images and exact references shared by the spatial and geometry tests.
 enum SpatialFixtures {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-
     struct Failure: Error, CustomStringConvertible {
         let description: String
     }
@@ -15,76 +13,37 @@ enum SpatialFixtures {
     /// Decodes `media/<name>` with the ffmpeg command into tightly packed bytes of `pixelFormat`
     /// (an FFmpeg name: gray, rgba, yuv420p, nv12), optionally scaled to `size`.
     static func decode(_ name: String, pixelFormat: String, size: (Int, Int)? = nil) throws -> [UInt8] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
-        var arguments = ["-v", "error", "-nostdin", "-i", root.appendingPathComponent("media/\(name)").path, "-frames:v", "1"]
+        var arguments = ["-v", "error", "-nostdin", "-i", TestMedia.path(name), "-frames:v", "1"]
         if let size { arguments += ["-vf", "scale=\(size.0):\(size.1):flags=bicubic"] }
         arguments += ["-f", "rawvideo", "-pix_fmt", pixelFormat, "-"]
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0, !data.isEmpty else {
+        let result = try TestProcess.run("/usr/bin/ffmpeg", arguments)
+        guard result.status == 0, !result.stdout.isEmpty else {
             throw Failure(description: "ffmpeg could not decode media/\(name)")
         }
-        return [UInt8](data)
+        return [UInt8](result.stdout)
     }
 
     /// FFmpeg's `filter` applied to `frame` (one plane layout named `name` in FFmpeg's terms), as a frame of
     /// `size` (the input's size when nil).
     static func ffmpeg(_ frame: VideoFrame, name: String, filter: String, size: (Int, Int)? = nil) throws -> VideoFrame {
-        var input: [UInt8] = []
-        withExtendedLifetime(frame) {
-            for plane in frame.planes {
-                for y in 0..<plane.height { input.append(contentsOf: UnsafeBufferPointer(start: plane.row(y), count: plane.width * plane.bytesPerPixel)) }
-            }
-        }
+        let input = RawFrames.bytes(frame)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("vfx-spatial-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let source = directory.appendingPathComponent("in.raw")
         try Data(input).write(to: source)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
-        process.arguments = ["-v", "error", "-nostdin", "-f", "rawvideo", "-pix_fmt", name, "-s", "\(frame.width)x\(frame.height)",
-                             "-i", source.path, "-vf", filter, "-f", "rawvideo", "-pix_fmt", name, "-"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw Failure(description: "ffmpeg -vf \(filter) failed") }
+        let result = try TestProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-nostdin", "-f", "rawvideo", "-pix_fmt", name,
+                                                             "-s", "\(frame.width)x\(frame.height)", "-i", source.path, "-vf", filter,
+                                                             "-f", "rawvideo", "-pix_fmt", name, "-"])
+        guard result.status == 0 else { throw Failure(description: "ffmpeg -vf \(filter) failed") }
         let (width, height) = size ?? (frame.format == .gray8 || frame.format.isRGB || !filter.contains("transpose")
             ? (frame.width, frame.height) : (frame.height, frame.width))
-        return Self.frame([UInt8](data), format: frame.format, width: width, height: height)
+        return RawFrames.frame([UInt8](result.stdout), format: frame.format, width: width, height: height)
     }
 
     /// `chain` run on `frame` through the public chain API (`threads` slices).
     static func apply(_ chain: String, to frame: VideoFrame, threads: Int = 2) throws -> VideoFrame {
-        let processor = try FilterChain(parsing: chain).makeProcessor(threads: threads)
-        _ = try processor.configure(for: FrameFormat(of: frame))
-        guard let output = try processor.process(frame) else { throw Failure(description: "\(chain) dropped the frame") }
-        return output
-    }
-
-    /// A frame holding tightly packed `bytes` (plane after plane, FFmpeg's rawvideo layout).
-    static func frame(_ bytes: [UInt8], format: PixelFormat, width: Int, height: Int) -> VideoFrame {
-        var frame = VideoFrame(format: format, width: width, height: height)
-        var offset = 0
-        frame.withMutablePlanes { planes in
-            for plane in planes {
-                let rowBytes = plane.width * plane.bytesPerPixel
-                for y in 0..<plane.height {
-                    for i in 0..<rowBytes { plane.row(y)[i] = bytes[offset + i] }
-                    offset += rowBytes
-                }
-            }
-        }
-        return frame
+        try TestSupport.apply(chain, to: frame, threads: threads)
     }
 
     /// The visible bytes of plane `index` as a `[[UInt8]]` (rows of `width * bytesPerPixel`). Takes the
@@ -144,7 +103,7 @@ enum SpatialFixtures {
     /// The photo as one plane of `format` (gray8 or rgba), 512×512.
     static func photo(_ format: PixelFormat) throws -> VideoFrame {
         let name = format == .rgba ? "rgba" : format == .gray8 ? "gray" : format == .nv12 ? "nv12" : "yuv420p"
-        return frame(try decode("astronaut.png", pixelFormat: name), format: format, width: 512, height: 512)
+        return RawFrames.frame(try decode("astronaut.png", pixelFormat: name), format: format, width: 512, height: 512)
     }
 
     /// Largest absolute difference between two images.

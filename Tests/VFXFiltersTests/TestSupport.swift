@@ -2,13 +2,13 @@ import Foundation
 import VFXCore
 import VFXFilters
 import VFXPipeline
+import VFXTestSupport
 import XCTest
 
-/// Helpers shared by the filter tests: FFmpeg as a subprocess, raw images, frames and PSNR.
+/// Helpers shared by the filter tests: FFmpeg as a subprocess, raw images, chains (frames and PSNR are in
+/// VFXTestSupport).
 enum TestSupport {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    static let astronaut = packageRoot.appendingPathComponent("media/astronaut.png").path
+    static let astronaut = TestMedia.path("astronaut.png")
 
     /// A fresh temporary folder.
     static func temporaryFolder() throws -> String {
@@ -19,17 +19,9 @@ enum TestSupport {
 
     /// Runs `ffmpeg` with `arguments` and fails the test with its message when it fails.
     static func ffmpeg(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["ffmpeg", "-nostdin", "-hide_banner", "-v", "error", "-y"] + arguments
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        let message = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        if process.terminationStatus != 0 {
-            throw NSError(domain: "ffmpeg", code: Int(process.terminationStatus),
-                          userInfo: [NSLocalizedDescriptionKey: String(decoding: message, as: UTF8.self)])
+        let result = try TestProcess.run("/usr/bin/ffmpeg", ["-nostdin", "-hide_banner", "-v", "error", "-y"] + arguments)
+        if result.status != 0 {
+            throw NSError(domain: "ffmpeg", code: Int(result.status), userInfo: [NSLocalizedDescriptionKey: result.stderr])
         }
     }
 
@@ -42,51 +34,11 @@ enum TestSupport {
         return Array(try Data(contentsOf: URL(fileURLWithPath: output)))
     }
 
-    /// A frame holding tightly packed raw bytes (planes one after another, as FFmpeg's rawvideo writes them).
-    static func frame(_ bytes: [UInt8], format: PixelFormat, width: Int, height: Int) -> VideoFrame {
-        var frame = VideoFrame(format: format, width: width, height: height)
-        frame.withMutablePlanes { planes in
-            var cursor = 0
-            for plane in planes {
-                let rowBytes = plane.width * plane.bytesPerPixel
-                for y in 0..<plane.height {
-                    bytes.withUnsafeBufferPointer { plane.row(y).update(from: $0.baseAddress! + cursor, count: rowBytes) }
-                    cursor += rowBytes
-                }
-            }
-        }
-        return frame
-    }
-
-    /// The visible bytes of `frame`, planes one after another.
-    static func bytes(_ frame: VideoFrame) -> [UInt8] {
-        var out: [UInt8] = []
-        for plane in frame.planes {
-            for y in 0..<plane.height {
-                out.append(contentsOf: UnsafeBufferPointer(start: plane.row(y), count: plane.width * plane.bytesPerPixel))
-            }
-        }
-        return out
-    }
-
     /// `chain` applied to `frame` by a fresh processor (one thread unless `threads` says otherwise).
     static func apply(_ chain: String, to frame: VideoFrame, threads: Int = 1) throws -> VideoFrame {
         let processor = try FilterChain(parsing: chain).makeProcessor(threads: threads)
         _ = try processor.configure(for: FrameFormat(of: frame))
         return try XCTUnwrap(processor.process(frame))
-    }
-
-    /// Peak signal-to-noise ratio in dB of two byte arrays, skipping every `skip`-th byte (alpha) when asked.
-    static func psnr(_ a: [UInt8], _ b: [UInt8], skipEvery skip: Int? = nil) -> Double {
-        precondition(a.count == b.count, "PSNR needs equal sizes")
-        var sum = 0.0, count = 0
-        for index in a.indices where skip.map({ index % $0 != $0 - 1 }) ?? true {
-            let d = Double(a[index]) - Double(b[index])
-            sum += d * d
-            count += 1
-        }
-        let mse = sum / Double(max(count, 1))
-        return mse == 0 ? .infinity : 10 * log10(255 * 255 / mse)
     }
 
     /// The largest absolute difference, skipping every `skip`-th byte when asked.

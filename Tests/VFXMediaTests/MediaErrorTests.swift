@@ -1,4 +1,5 @@
 import Foundation
+import VFXTestSupport
 import Testing
 import CFFmpeg
 import VFXCore
@@ -51,7 +52,7 @@ import VFXCore
         let folder = try ScratchFolder()
         defer { folder.remove() }
         let input = folder.path("cut.mp4")
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: SampleMedia.path("bikes.mp4")))
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: TestMedia.path("bikes.mp4")))
         try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: input))
         let error = Self.copyError(input, to: folder.path("out.mp4"))
         guard case .corrupt(path: input, _)? = error else {
@@ -71,7 +72,7 @@ import VFXCore
         let folder = try ScratchFolder()
         defer { folder.remove() }
         let whole = folder.path("whole.\(ext)")
-        try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("bikes.mp4"), "-c", "copy", "-movflags", "+faststart", whole])
+        try Tool.run("ffmpeg", ["-nostdin", "-i", TestMedia.path("bikes.mp4"), "-c", "copy", "-movflags", "+faststart", whole])
         let input = folder.path("cut.\(ext)")
         let bytes = try Data(contentsOf: URL(fileURLWithPath: whole))
         try bytes.prefix(bytes.count * 6 / 10).write(to: URL(fileURLWithPath: input))
@@ -89,7 +90,7 @@ import VFXCore
     @Test func garbledMp4() throws {
         let folder = try ScratchFolder()
         defer { folder.remove() }
-        var bytes = try Data(contentsOf: URL(fileURLWithPath: SampleMedia.path("bikes.mp4")))
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: TestMedia.path("bikes.mp4")))
         for index in stride(from: bytes.count / 3, to: bytes.count / 3 + 20000, by: 7) { bytes[index] = 0xFF }
         let input = folder.path("garbled.mp4")
         try bytes.write(to: URL(fileURLWithPath: input))
@@ -124,7 +125,7 @@ import VFXCore
         let folder = try ScratchFolder()
         defer { folder.remove() }
         let whole = folder.path("whole.jpg")
-        try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("astronaut.png"), whole])
+        try Tool.run("ffmpeg", ["-nostdin", "-i", TestMedia.path("astronaut.png"), whole])
         #expect(try MediaReader(path: whole).nextFrame() != nil)
         let input = folder.path("cut.jpg")
         let bytes = try Data(contentsOf: URL(fileURLWithPath: whole))
@@ -157,7 +158,7 @@ import VFXCore
     @Test func brokenY4M() throws {
         let folder = try ScratchFolder()
         defer { folder.remove() }
-        let good = try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("carphone_pristine.mp4"), "-frames:v", "3",
+        let good = try Tool.run("ffmpeg", ["-nostdin", "-i", TestMedia.path("carphone_pristine.mp4"), "-frames:v", "3",
                                            "-f", "yuv4mpegpipe", "-"])
         let headerEnd = try #require(good.firstIndex(of: 10)) + 1
         let frameBytes = 176 * 144 * 3 / 2
@@ -187,7 +188,7 @@ import VFXCore
         let folder = try ScratchFolder()
         defer { folder.remove() }
         let input = folder.path("audio.m4a")
-        try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("bigbuckbunny.mp4"), "-vn", "-c:a", "copy", input])
+        try Tool.run("ffmpeg", ["-nostdin", "-i", TestMedia.path("bigbuckbunny.mp4"), "-vn", "-c:a", "copy", input])
         #expect(Self.copyError(input, to: folder.path("out.mp4")) == .noVideoStream(path: input))
         #expect(folder.contents == ["audio.m4a"])
     }

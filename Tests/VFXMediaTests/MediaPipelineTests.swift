@@ -1,4 +1,5 @@
 import Foundation
+import VFXTestSupport
 import Testing
 import VFXCore
 import VFXPipeline
@@ -27,7 +28,7 @@ import VFXPipeline
     @Test func brokenInputLeavesNothing() throws {
         let folder = try ScratchFolder()
         defer { folder.remove() }
-        let y4m = try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("carphone_pristine.mp4"), "-frames:v", "10",
+        let y4m = try Tool.run("ffmpeg", ["-nostdin", "-i", TestMedia.path("carphone_pristine.mp4"), "-frames:v", "10",
                                           "-f", "yuv4mpegpipe", "-"])
         let input = folder.path("cut.y4m")
         try y4m.prefix(y4m.count - 1000).write(to: URL(fileURLWithPath: input))

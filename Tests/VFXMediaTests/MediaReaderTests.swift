@@ -1,4 +1,5 @@
 import Foundation
+import VFXTestSupport
 import Testing
 import VFXCore
 @testable import VFXMedia
@@ -9,7 +10,7 @@ import VFXCore
     /// libavcodec decoder, and I420 output is a plain copy of its planes (tolerance 0).
     @Test(arguments: ["carphone_pristine.mp4", "bikes.mp4"])
     func decodedPixelsEqualFFmpeg(name: String) throws {
-        let path = SampleMedia.path(name)
+        let path = TestMedia.path(name)
         let reader = try MediaReader(path: path)
         var bytes: [UInt8] = []
         var count = 0
@@ -31,7 +32,7 @@ import VFXCore
         let folder = try ScratchFolder()
         defer { folder.remove() }
         let path = folder.path("carphone.\(ext)")
-        try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("carphone_pristine.mp4"), "-frames:v", "60", path])
+        try Tool.run("ffmpeg", ["-nostdin", "-i", TestMedia.path("carphone_pristine.mp4"), "-frames:v", "60", path])
         let reader = try MediaReader(path: path)
         var bytes: [UInt8] = []
         var count = 0
@@ -51,7 +52,7 @@ import VFXCore
         let folder = try ScratchFolder()
         defer { folder.remove() }
         let path = folder.path("trimmed.\(ext)")
-        try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("bikes.mp4"), "-ss", "1.3", "-c", "copy", path])
+        try Tool.run("ffmpeg", ["-nostdin", "-i", TestMedia.path("bikes.mp4"), "-ss", "1.3", "-c", "copy", path])
         let reader = try MediaReader(path: path)
         var times: [Double] = []
         while let frame = try reader.nextFrame() { times.append(try #require(frame.timestamp).seconds) }
@@ -64,7 +65,7 @@ import VFXCore
     /// Format, frame count, duration and every timestamp as ffprobe reports them (timestamps exact: the
     /// reader converts the stream's ticks without rounding; ffprobe prints 6 decimals).
     @Test func metadataMatchesFFprobe() throws {
-        let path = SampleMedia.path("carphone_pristine.mp4")
+        let path = TestMedia.path("carphone_pristine.mp4")
         let reader = try MediaReader(path: path)
         let probe = try Tool.probe(path, stream: "v:0")
         #expect(reader.format.width == 176 && reader.format.height == 144)
@@ -85,7 +86,7 @@ import VFXCore
     }
 
     @Test func audioIsReported() throws {
-        let reader = try MediaReader(path: SampleMedia.path("bigbuckbunny.mp4"))
+        let reader = try MediaReader(path: TestMedia.path("bigbuckbunny.mp4"))
         #expect(reader.hasAudio)
         #expect(reader.format.width == 1280 && reader.format.height == 720)
         #expect(reader.format.color.matrix == .bt709)   // untagged HD: the usual BT.709 guess
@@ -94,7 +95,7 @@ import VFXCore
 
     /// A PNG is one RGBA frame whose RGB equals FFmpeg's rgb24 decode exactly (alpha opaque).
     @Test func pngIsOneRGBAFrame() throws {
-        let path = SampleMedia.path("astronaut.png")
+        let path = TestMedia.path("astronaut.png")
         let reader = try MediaReader(path: path)
         #expect(reader.format.pixelFormat == .rgba)
         #expect(reader.format.width == 512 && reader.format.height == 512)
@@ -110,7 +111,7 @@ import VFXCore
         let folder = try ScratchFolder()
         defer { folder.remove() }
         let jpeg = folder.path("astronaut.jpg")
-        try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("astronaut.png"), "-pix_fmt", "yuvj420p", jpeg])
+        try Tool.run("ffmpeg", ["-nostdin", "-i", TestMedia.path("astronaut.png"), "-pix_fmt", "yuvj420p", jpeg])
         let reader = try MediaReader(path: jpeg)
         #expect(reader.format.pixelFormat == .i420)
         #expect(reader.format.color.range == .full)
@@ -124,7 +125,7 @@ import VFXCore
         let folder = try ScratchFolder()
         defer { folder.remove() }
         let rotated = folder.path("rotated.mp4")
-        try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("carphone_pristine.mp4"), "-c", "copy",
+        try Tool.run("ffmpeg", ["-nostdin", "-i", TestMedia.path("carphone_pristine.mp4"), "-c", "copy",
                                 "-metadata:s:v:0", "rotate=90", rotated])
         let counterclockwise = try Tool.rotation(rotated)
         #expect(counterclockwise != 0)
@@ -140,7 +141,7 @@ import VFXCore
     @Test func y4mFileIsReadExactly() throws {
         let folder = try ScratchFolder()
         defer { folder.remove() }
-        let source = SampleMedia.path("carphone_pristine.mp4")
+        let source = TestMedia.path("carphone_pristine.mp4")
         let y4m = folder.path("clip.y4m")
         try Tool.run("ffmpeg", ["-nostdin", "-i", source, "-f", "yuv4mpegpipe", y4m])
         let reader = try MediaReader(path: y4m)
@@ -162,7 +163,7 @@ import VFXCore
     @Test func namedPipeIsReadAsY4M() throws {
         let folder = try ScratchFolder()
         defer { folder.remove() }
-        let source = SampleMedia.path("carphone_pristine.mp4")
+        let source = TestMedia.path("carphone_pristine.mp4")
         let stream = try Tool.run("ffmpeg", ["-nostdin", "-i", source, "-f", "yuv4mpegpipe", "-"])
         let fifo = folder.path("frames")
         #expect(mkfifo(fifo, 0o600) == 0)
@@ -189,7 +190,7 @@ import VFXCore
 
     /// The y4m reader on a pipe (what `-` reads from standard input): same frames, no frame count.
     @Test func y4mPipeIsReadExactly() throws {
-        let source = SampleMedia.path("carphone_pristine.mp4")
+        let source = TestMedia.path("carphone_pristine.mp4")
         let stream = try Tool.run("ffmpeg", ["-nostdin", "-i", source, "-f", "yuv4mpegpipe", "-"])
         var descriptors: [Int32] = [0, 0]
         #expect(pipe(&descriptors) == 0)
@@ -224,7 +225,7 @@ import VFXCore
         let folder = try ScratchFolder()
         defer { folder.remove() }
         let path = folder.path("c444.y4m")
-        try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("carphone_pristine.mp4"), "-pix_fmt", "yuv444p",
+        try Tool.run("ffmpeg", ["-nostdin", "-i", TestMedia.path("carphone_pristine.mp4"), "-pix_fmt", "yuv444p",
                                 "-frames:v", "5", path])
         let reader = try MediaReader(path: path)
         #expect(reader.format.pixelFormat == .rgba)
@@ -242,7 +243,7 @@ import VFXCore
         let folder = try ScratchFolder()
         defer { folder.remove() }
         let nv12 = folder.path("nv12.avi")
-        try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("carphone_pristine.mp4"), "-frames:v", "10",
+        try Tool.run("ffmpeg", ["-nostdin", "-i", TestMedia.path("carphone_pristine.mp4"), "-frames:v", "10",
                                 "-c:v", "rawvideo", "-pix_fmt", "nv12", nv12])
         let reader = try MediaReader(path: nv12)
         #expect(reader.format.pixelFormat == .nv12)
@@ -251,7 +252,7 @@ import VFXCore
         #expect(bytes == (try Tool.rawFrames(nv12, pixelFormat: "nv12")))
 
         let tenBit = folder.path("ten.mkv")
-        try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("carphone_pristine.mp4"), "-frames:v", "10",
+        try Tool.run("ffmpeg", ["-nostdin", "-i", TestMedia.path("carphone_pristine.mp4"), "-frames:v", "10",
                                 "-c:v", "libx264", "-pix_fmt", "yuv420p10le", tenBit])
         let deep = try MediaReader(path: tenBit)
         #expect(deep.format.pixelFormat == .i420)
@@ -266,7 +267,7 @@ import VFXCore
     @Test func grayPNG() throws {
         let folder = try ScratchFolder()
         defer { folder.remove() }
-        let source = SampleMedia.path("camera.png")
+        let source = TestMedia.path("camera.png")
         let reader = try MediaReader(path: source)
         #expect(reader.format.pixelFormat == .gray8)
         let frame = try #require(try reader.nextFrame())

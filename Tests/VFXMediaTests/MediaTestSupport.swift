@@ -1,13 +1,6 @@
 import Foundation
 import VFXCore
-
-/// The sample media fetched by scripts/setup.sh.
-enum SampleMedia {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-
-    static func path(_ name: String) -> String { root.appendingPathComponent("media/\(name)").path }
-}
+import VFXTestSupport
 
 struct ToolFailure: Error, CustomStringConvertible {
     let description: String
@@ -18,25 +11,11 @@ enum Tool {
     /// Runs `/usr/bin/<tool>` and returns its standard output (throws on a non-zero exit).
     @discardableResult
     static func run(_ tool: String, _ arguments: [String]) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/\(tool)")
-        process.arguments = ["-v", "error"] + arguments
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        // Read stderr on another thread so neither pipe can fill up and block the tool.
-        let messages = LockedData()
-        let reader = Thread { messages.set(errors.fileHandleForReading.readDataToEndOfFile()) }
-        reader.start()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        messages.wait()
-        guard process.terminationStatus == 0 else {
-            throw ToolFailure(description: "\(tool) \(arguments.joined(separator: " ")): \(String(decoding: messages.data, as: UTF8.self))")
+        let result = try TestProcess.run("/usr/bin/\(tool)", ["-v", "error"] + arguments)
+        guard result.status == 0 else {
+            throw ToolFailure(description: "\(tool) \(arguments.joined(separator: " ")): \(result.stderr)")
         }
-        return data
+        return result.stdout
     }
 
     /// `ffmpeg -i path … -f rawvideo -pix_fmt fmt -`: the reference decode.
@@ -67,30 +46,6 @@ enum Tool {
         let text = String(decoding: try run("ffprobe", ["-select_streams", stream, "-show_entries", "packet=pts_time",
                                                         "-of", "csv=p=0", path]), as: UTF8.self)
         return text.split(separator: "\n").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }.sorted()
-    }
-}
-
-/// Bytes set once by one thread and read by another.
-final class LockedData: @unchecked Sendable {
-    // Sendable: `stored` is only touched under `lock`; the semaphore is thread-safe.
-    private let lock = NSLock()
-    private let ready = DispatchSemaphore(value: 0)
-    private var stored = Data()
-
-    func set(_ data: Data) {
-        lock.lock()
-        stored = data
-        lock.unlock()
-        ready.signal()
-    }
-
-    /// Waits until `set` was called.
-    func wait() { ready.wait() }
-
-    var data: Data {
-        lock.lock()
-        defer { lock.unlock() }
-        return stored
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import VFXTestSupport
 import Testing
 import VFXCore
 @testable import VFXMedia
@@ -23,7 +24,7 @@ import VFXCore
     /// A 320×180 copy of bigbuckbunny.mp4 with its AAC audio (small enough to encode quickly).
     static func smallClipWithAudio(in folder: ScratchFolder) throws -> String {
         let path = folder.path("bunny-small.mp4")
-        try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("bigbuckbunny.mp4"), "-vf", "scale=320:180",
+        try Tool.run("ffmpeg", ["-nostdin", "-i", TestMedia.path("bigbuckbunny.mp4"), "-vf", "scale=320:180",
                                 "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "copy", path])
         return path
     }
@@ -34,7 +35,7 @@ import VFXCore
     func videoRoundTripKeepsFramesAndTimes(ext: String) throws {
         let folder = try ScratchFolder()
         defer { folder.remove() }
-        let source = SampleMedia.path("bikes.mp4")
+        let source = TestMedia.path("bikes.mp4")
         let output = folder.path("bikes.\(ext)")
         try Self.copy(source, to: output)
         let ours = try Tool.probe(output, stream: "v:0")
@@ -64,7 +65,7 @@ import VFXCore
             unlink(input)
             unlink(output)
         }
-        try FileManager.default.copyItem(atPath: SampleMedia.path("carphone_pristine.mp4"), toPath: input)
+        try FileManager.default.copyItem(atPath: TestMedia.path("carphone_pristine.mp4"), toPath: input)
         try Self.copy(input, to: output)
         #expect(try Self.countFrames(output) == 120)
     }
@@ -116,7 +117,7 @@ import VFXCore
         let folder = try ScratchFolder()
         defer { folder.remove() }
         let source = folder.path("pcm.mkv")
-        try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("bigbuckbunny.mp4"), "-vf", "scale=320:180", "-c:v", "libx264",
+        try Tool.run("ffmpeg", ["-nostdin", "-i", TestMedia.path("bigbuckbunny.mp4"), "-vf", "scale=320:180", "-c:v", "libx264",
                                 "-preset", "ultrafast", "-c:a", "pcm_s16le", source])
         let output = folder.path("out.\(ext)")
         let writer = try Self.copy(source, to: output)
@@ -133,7 +134,7 @@ import VFXCore
         let folder = try ScratchFolder()
         defer { folder.remove() }
         let source = folder.path("surround.mp4")
-        try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("carphone_pristine.mp4"), "-f", "lavfi", "-i",
+        try Tool.run("ffmpeg", ["-nostdin", "-i", TestMedia.path("carphone_pristine.mp4"), "-f", "lavfi", "-i",
                                 "sine=frequency=440:duration=4,aformat=channel_layouts=5.1", "-c:v", "copy", "-c:a", "aac",
                                 "-shortest", source])
         #expect(try Tool.probe(source, stream: "a:0")["channels"] == "6")
@@ -148,7 +149,7 @@ import VFXCore
     @Test func y4mWriteThenFFmpegReadIsExact() throws {
         let folder = try ScratchFolder()
         defer { folder.remove() }
-        let source = SampleMedia.path("carphone_pristine.mp4")
+        let source = TestMedia.path("carphone_pristine.mp4")
         let output = folder.path("carphone.y4m")
         try Self.copy(source, to: output)
         #expect(try Tool.rawFrames(output) == (try Tool.rawFrames(source)))
@@ -161,7 +162,7 @@ import VFXCore
     @Test func y4mConvertsRGBFrames() throws {
         let folder = try ScratchFolder()
         defer { folder.remove() }
-        let source = SampleMedia.path("astronaut.png")
+        let source = TestMedia.path("astronaut.png")
         let output = folder.path("astronaut.y4m")
         try Self.copy(source, to: output)
         let ours = try Tool.rawFrames(output)
@@ -174,7 +175,7 @@ import VFXCore
     @Test func pngRoundTripIsExact() throws {
         let folder = try ScratchFolder()
         defer { folder.remove() }
-        let source = SampleMedia.path("astronaut.png")
+        let source = TestMedia.path("astronaut.png")
         let output = folder.path("astronaut.png")
         try Self.copy(source, to: output)
         let probe = try Tool.probe(output, stream: "v:0")
@@ -189,7 +190,7 @@ import VFXCore
     @Test func jpegWrite() throws {
         let folder = try ScratchFolder()
         defer { folder.remove() }
-        let source = SampleMedia.path("astronaut.png")
+        let source = TestMedia.path("astronaut.png")
         let output = folder.path("astronaut.jpg")
         try Self.copy(source, to: output)
         let probe = try Tool.probe(output, stream: "v:0")
@@ -202,7 +203,7 @@ import VFXCore
     @Test func y4mToPipe() throws {
         let folder = try ScratchFolder()
         defer { folder.remove() }
-        let source = SampleMedia.path("carphone_pristine.mp4")
+        let source = TestMedia.path("carphone_pristine.mp4")
         var descriptors: [Int32] = [0, 0]
         #expect(pipe(&descriptors) == 0)
         let readEnd = descriptors[0]
@@ -229,10 +230,10 @@ import VFXCore
     func readersReuseBuffers(name: String) throws {
         let folder = try ScratchFolder()
         defer { folder.remove() }
-        var path = SampleMedia.path(name)
+        var path = TestMedia.path(name)
         if name.hasSuffix(".y4m") {
             path = folder.path(name)
-            try Tool.run("ffmpeg", ["-nostdin", "-i", SampleMedia.path("carphone_pristine.mp4"), path])
+            try Tool.run("ffmpeg", ["-nostdin", "-i", TestMedia.path("carphone_pristine.mp4"), path])
         }
         let reader = try MediaReader(path: path)
         var frames = 0

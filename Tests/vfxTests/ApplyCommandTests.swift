@@ -116,14 +116,14 @@ import Testing
         let folder = try CommandLineRun.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let empty = folder.appendingPathComponent("empty.mp4").path
-        FileManager.default.createFile(atPath: empty, contents: Data())
+        _ = FileManager.default.createFile(atPath: empty, contents: Data())
         let clip = try Data(contentsOf: URL(fileURLWithPath: CommandLineRun.media("bikes.mp4")))
         let truncated = folder.appendingPathComponent("truncated.mp4").path
-        FileManager.default.createFile(atPath: truncated, contents: clip.prefix(clip.count / 3))
+        _ = FileManager.default.createFile(atPath: truncated, contents: clip.prefix(clip.count / 3))
         let corrupt = folder.appendingPathComponent("corrupt.mp4").path
         var garbage = clip
         for i in stride(from: 64, to: garbage.count, by: 97) { garbage[i] ^= 0x5A }
-        FileManager.default.createFile(atPath: corrupt, contents: garbage)
+        _ = FileManager.default.createFile(atPath: corrupt, contents: garbage)
         let photo = CommandLineRun.media("astronaut.png")
         let out = folder.appendingPathComponent("out.mp4").path
 

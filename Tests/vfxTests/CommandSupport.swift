@@ -1,17 +1,13 @@
 import Foundation
+import VFXTestSupport
 
 /// Runs the built `vfx` binary as a user would, and reference tools (ffprobe, ffmpeg) beside it.
 enum CommandLineRun {
-    struct Result {
-        let status: Int32
-        let stdout: Data
-        let stderr: String
-    }
+    typealias Result = TestProcess.Result
 
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    static let packageRoot = TestMedia.root
 
-    static func media(_ name: String) -> String { packageRoot.appendingPathComponent("media/\(name)").path }
+    static func media(_ name: String) -> String { TestMedia.path(name) }
 
     /// The `vfx` built next to the test bundle (the same build configuration).
     static var vfx: String {
@@ -26,28 +22,7 @@ enum CommandLineRun {
 
     /// Runs `executable` with `arguments`, feeding `input` to standard input, and waits for it.
     static func run(_ executable: String, _ arguments: [String], input: Data? = nil) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let output = Pipe(), errors = Pipe(), feed = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = input == nil ? FileHandle.nullDevice : feed
-        try process.run()
-        if let input {
-            DispatchQueue.global().async {
-                try? feed.fileHandleForWriting.write(contentsOf: input)
-                try? feed.fileHandleForWriting.close()
-            }
-        }
-        // Drain stderr on another thread so neither pipe can fill up and block the child.
-        let errorData = ErrorBox()
-        let group = DispatchGroup()
-        DispatchQueue.global().async(group: group) { errorData.set(errors.fileHandleForReading.readDataToEndOfFile()) }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: data, stderr: String(decoding: errorData.get(), as: UTF8.self))
+        try TestProcess.run(executable, arguments, input: input)
     }
 
     static func vfx(_ arguments: [String], input: Data? = nil) throws -> Result { try run(vfx, arguments, input: input) }
@@ -75,13 +50,4 @@ enum CommandLineRun {
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }
-}
-
-/// Bytes handed from a reading thread.
-final class ErrorBox: @unchecked Sendable {
-    // Sendable: `data` is only touched under `lock`.
-    private let lock = NSLock()
-    private var data = Data()
-    func set(_ value: Data) { lock.lock(); data = value; lock.unlock() }
-    func get() -> Data { lock.lock(); defer { lock.unlock() }; return data }
 }

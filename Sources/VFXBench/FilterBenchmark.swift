@@ -167,7 +167,8 @@ public enum FilterBenchmark {
         return best
     }
 
-    static func runFFmpeg(_ arguments: [String]) throws {
+    /// Runs the `ffmpeg` command; a failure throws its first line of error output.
+    public static func runFFmpeg(_ arguments: [String]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["ffmpeg", "-nostdin"] + arguments

@@ -107,13 +107,9 @@ enum Clips {
 
     static func make(_ name: String, _ arguments: [String]) throws -> String {
         let path = folder + "/" + name
-        if FileManager.default.fileExists(atPath: path) { return path }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
-        process.arguments = ["-v", "error", "-nostdin", "-y"] + arguments + [path]
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw BenchUsage(message: "ffmpeg could not make \(path)") }
+        if !FileManager.default.fileExists(atPath: path) {
+            try FilterBenchmark.runFFmpeg(["-v", "error", "-y"] + arguments + [path])
+        }
         return path
     }
 }

@@ -52,7 +52,7 @@ enum ApplyCommand {
         let reader = try MediaReader(path: input, threads: threads ?? 0)
         // Like players (and FFmpeg), frames are turned upright first, so filters see what viewers see.
         var stages: [any VideoProcessor] = []
-        if reader.rotation != .none { stages.append(try Upright(rotation: reader.rotation, threads: threads)) }
+        if reader.rotation != .none { stages.append(Upright(rotation: reader.rotation, threads: threads)) }
         if !chain.filters.isEmpty { stages.append(chain.makeProcessor(threads: threads)) }
         let runner = OfflineRunner(source: reader, processor: stages.isEmpty ? nil : ProcessorChain(stages))
         let outputFormat = try runner.prepare()
@@ -83,8 +83,8 @@ enum ApplyCommand {
     final class Upright: VideoProcessor {
         let rotate: any VideoProcessor
 
-        init(rotation: Rotation, threads: Int?) throws {
-            rotate = try FilterChain([.rotate(angle: Double(rotation.rawValue))]).makeProcessor(threads: threads)
+        init(rotation: Rotation, threads: Int?) {
+            rotate = FilterChain([.rotate(angle: Double(rotation.rawValue))]).makeProcessor(threads: threads)
         }
 
         func configure(for input: FrameFormat) throws -> FrameFormat { try rotate.configure(for: input) }

@@ -17,7 +17,8 @@ public final class FilterChainProcessor: VideoProcessor, @unchecked Sendable {
     // compiled stages are used only by the thread that calls configure/process, as VideoProcessor requires.
     public let slices: SliceRunner
     private var chain: FilterChain
-    private var stages: [any VideoProcessor] = []
+    /// The compiled stages, each already configured for the format reaching it.
+    private var stages = ProcessorChain([])
     private var input: FrameFormat?
     private let lock = NSLock()
     private var pending: FilterChain?
@@ -49,27 +50,21 @@ public final class FilterChainProcessor: VideoProcessor, @unchecked Sendable {
         release()
         self.input = input
         let (compiled, output) = try FilterChainProcessor.compile(chain, for: input, slices: slices)
-        stages = compiled
+        stages = ProcessorChain(compiled)
         return output
     }
 
     public func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
         if let input, takePending() {
             release()
-            stages = try FilterChainProcessor.compile(chain, for: input, slices: slices).stages
-            self.input = input
+            stages = ProcessorChain(try FilterChainProcessor.compile(chain, for: input, slices: slices).stages)
         }
-        var current: VideoFrame? = frame
-        for stage in stages {
-            guard let next = current.take() else { return nil }
-            current = try stage.process(next)
-        }
-        return current
+        return try stages.process(frame)
     }
 
     public func release() {
-        for stage in stages { stage.release() }
-        stages = []
+        stages.release()
+        stages = ProcessorChain([])
     }
 
     /// Moves a pending change into `chain`; true when there was one.

@@ -84,7 +84,10 @@ public final class MediaWriter: FrameSink {
     /// Checks the output (extension, folder, encoders) and prepares writing; nothing is created yet for
     /// video containers. `frameRate` defaults to what the frames' durations say (else 25);
     /// `threads` is the video encoder's thread count (0: the encoder's choice; y4m and images use none).
-    public init(path: String, frameRate: FrameRate? = nil, audioFrom source: MediaReader? = nil, threads: Int = 0) throws {
+    ///
+    /// `filteredAudio` (from `AudioFiltering.filterTrack`) replaces the source's audio track.
+    public init(path: String, frameRate: FrameRate? = nil, audioFrom source: MediaReader? = nil, filteredAudio: FilteredAudio? = nil,
+                threads: Int = 0) throws {
         self.path = path
         if path == "-" {
             kind = .y4m
@@ -116,7 +119,7 @@ public final class MediaWriter: FrameSink {
             default: ContainerFrameWriter.webm
             }
             let container = try ContainerFrameWriter(url: "file:" + temporary, name: path, recipe: recipe, frameRate: frameRate,
-                                                     audio: source?.attachAudio(), threads: threads)
+                                                     audio: filteredAudio?.track ?? source?.attachAudio(), threads: threads)
             writer = container
             audio = container.audio
         case .y4m:

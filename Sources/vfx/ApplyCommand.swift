@@ -12,13 +12,15 @@ import VFXPipeline
 /// ```
 enum ApplyCommand {
     static let help = """
-        usage: vfx apply INPUT -o OUTPUT [--filter CHAIN] [--threads N] [--quiet]
+        usage: vfx apply INPUT -o OUTPUT [--filter CHAIN] [--audio-filter CHAIN] [--threads N] [--quiet]
 
           INPUT            a video (mp4, mkv, webm, mov, avi, y4m), an image (png, jpg), or - for y4m on stdin
           -o, --output     the output; its extension picks the format: .mp4 .mkv .webm .mov .y4m .png .jpg,
                            or - for y4m on stdout
           --filter CHAIN   filters in FFmpeg's syntax, e.g. "sepia,gaussian-blur:radius=5" (see vfx filters);
                            without it frames pass through unchanged
+          --audio-filter CHAIN  audio filters, e.g. "noise-suppression,gain:db=3", on an audio file (wav, flac,
+                           mp3, ogg, opus, m4a) or a video's audio track; the output keeps the rate, layout and length
           --threads N      threads for filters and the encoder (default: every core)
           --quiet          no progress bar and no summary
         """
@@ -27,10 +29,17 @@ enum ApplyCommand {
         if arguments.flag("--help", "-h") { print(help); return }
         guard let output = try arguments.option("-o", "--output") else { throw UsageError("apply needs -o OUTPUT") }
         let chainText = try arguments.option("--filter", "-f") ?? ""
+        let audioChainText = try arguments.option("--audio-filter", "-af")
         let threads = try arguments.intOption("--threads", range: 1...256)
         let quiet = arguments.flag("--quiet", "-q")
         let input = try arguments.positional("INPUT")
         try arguments.finish()
+        // Audio filters and audio-only files (AudioApply.swift).
+        if audioChainText != nil || AudioFileKind(path: output) != nil {
+            try AudioApply.run(input: input, output: output, audioChain: audioChainText ?? "", videoChain: chainText,
+                               threads: threads, quiet: quiet)
+            return
+        }
 
         let result = try transcode(input: input, output: output, chain: try FilterChain(parsing: chainText), threads: threads,
                                    quiet: quiet)
@@ -48,7 +57,8 @@ enum ApplyCommand {
 
     /// Decodes `input`, runs `chain` on every frame and encodes into `output` (audio kept where the format
     /// allows). Everything a user can get wrong is checked before the first frame is decoded.
-    static func transcode(input: String, output: String, chain: FilterChain, threads: Int?, quiet: Bool) throws -> Outcome {
+    static func transcode(input: String, output: String, chain: FilterChain, threads: Int?, quiet: Bool,
+                          filteredAudio: FilteredAudio? = nil) throws -> Outcome {
         let reader = try MediaReader(path: input, threads: threads ?? 0)
         // Like players (and FFmpeg), frames are turned upright first, so filters see what viewers see.
         var stages: [any VideoProcessor] = []
@@ -56,7 +66,8 @@ enum ApplyCommand {
         if !chain.filters.isEmpty { stages.append(chain.makeProcessor(threads: threads)) }
         let runner = OfflineRunner(source: reader, processor: stages.isEmpty ? nil : ProcessorChain(stages))
         let outputFormat = try runner.prepare()
-        let writer = try MediaWriter(path: output, frameRate: reader.format.frameRate, audioFrom: reader, threads: threads ?? 0)
+        let writer = try MediaWriter(path: output, frameRate: reader.format.frameRate, audioFrom: reader, filteredAudio: filteredAudio,
+                                     threads: threads ?? 0)
         if writer.kind == .png || writer.kind == .jpeg, let count = reader.expectedFrameCount, count > 1 {
             throw MediaError.unsupportedFrame(path: output, reason: "an image holds one frame, but \(input) has \(count); "
                                               + "write a video (.mp4, .mkv, .webm, .y4m)")

@@ -14,11 +14,14 @@ enum BenchCommand {
         usage: vfx bench --filter CHAIN [--input X.y4m | --size WxH] [--frames N] [--threads N] [--ffmpeg GRAPH] [--json]
                vfx bench --model MODEL.tflite [--threads N] [--runs N] [--warmup N] [--json]
                vfx bench --passthrough INPUT [--repeats N] [--json]
+               vfx bench --audio-filter CHAIN --input FILE [--block N] [--repeats N] [--no-ffmpeg] [--json]
 
           --filter       time a chain on a y4m clip or a generated frame, beside FFmpeg's equivalent graph
           --model        time one invoke of a TFLite model on VideoFX's interpreter
           --passthrough  read every frame of INPUT and write it to y4m, beside `ffmpeg -i INPUT -f yuv4mpegpipe`
                          (one thread each, best of --repeats; files go to /dev/shm when it exists)
+          --audio-filter time an audio chain on FILE's audio (× real time, one thread), beside FFmpeg's
+                         nearest filter
         """
 
     static func run(_ arguments: inout Arguments) throws {
@@ -28,6 +31,8 @@ enum BenchCommand {
             try ModelBenchCommand.run(&arguments)
         } else if has("--passthrough") {
             try passThrough(&arguments)
+        } else if has("--audio-filter") {
+            try AudioBenchCommand.run(&arguments)
         } else if has("--filter") {
             try FilterBenchCommand.run(&arguments)
         } else if arguments.flag("--help", "-h") {

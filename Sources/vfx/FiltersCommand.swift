@@ -1,3 +1,4 @@
+import VFXAudio
 import VFXFilters
 
 /// `vfx filters [NAME] [--json | --markdown]`: the built-in filters and their parameters.
@@ -12,6 +13,8 @@ enum FiltersCommand {
     static let help = """
         usage: vfx filters [NAME] [--json | --markdown]
 
+          lists the video filters (--filter), then the audio filters (--audio-filter)
+
           NAME         show one filter (default: all of them)
           --json       machine-readable listing for scripts
           --markdown   the catalog as docs/filters.md has it
@@ -25,18 +28,24 @@ enum FiltersCommand {
         try arguments.finish()
         if json && markdown { throw UsageError("choose one of --json and --markdown") }
         var specs = FilterRegistry.builtIns
+        // Audio filters are listed after the video ones (AudioFiltersListing.swift); not in --markdown,
+        // which is docs/filters.md (docs/audio.md has theirs).
+        var audio = markdown ? [] : AudioFilterRegistry.all
         if let name {
-            guard let spec = FilterRegistry.spec(named: name) else {
+            let video = FilterRegistry.spec(named: name)
+            let sound = AudioFilterRegistry.spec(named: name)
+            guard video != nil || sound != nil else {
                 throw UsageError("unknown filter '\(name)' (vfx filters lists them)")
             }
-            specs = [spec]
+            specs = video.map { [$0] } ?? []
+            audio = sound.map { [$0] } ?? []
         }
         if json {
-            print(try FilterListing.json(specs))
+            print(try AudioFiltersListing.json(video: specs, audio: audio))
         } else if markdown {
             print(FilterListing.markdown(specs), terminator: "")
         } else {
-            print(FilterListing.text(specs))
+            print([FilterListing.text(specs), AudioFilterListing.text(audio)].filter { !$0.isEmpty }.joined(separator: "\n"))
         }
     }
 }

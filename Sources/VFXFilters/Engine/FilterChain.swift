@@ -60,23 +60,24 @@ public struct FilterChain: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `text` quoted for the chain syntax when it holds a separator or quote.
-    static func quoted(_ text: String) -> String {
+    public static func quoted(_ text: String) -> String {
         if !text.contains(where: { ":,'\\=".contains($0) }) && !text.isEmpty { return text }
         return "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }
 
-/// The chain syntax's tokenizer: filters, their names and their raw arguments.
-enum ChainSyntax {
-    struct Parsed {
-        var name: String
-        var arguments: [(key: String?, value: String)]
+/// The chain syntax's tokenizer: filters, their names and their raw arguments (shared by the video and
+/// audio chains).
+public enum ChainSyntax {
+    public struct Parsed {
+        public var name: String
+        public var arguments: [(key: String?, value: String)]
     }
 
     /// A character and whether it came from a quote or an escape (then it separates nothing).
     private typealias Piece = (character: Character, literal: Bool)
 
-    static func parse(_ text: String) throws -> [Parsed] {
+    public static func parse(_ text: String) throws -> [Parsed] {
         var filters: [[[Piece]]] = []     // filters → segments (split on ':') → pieces
         var segments: [[Piece]] = [[]]
         var quoted = false

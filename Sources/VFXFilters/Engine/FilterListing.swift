@@ -68,6 +68,8 @@ public enum FilterListing {
     }
 
     private struct Entry: Encodable {
+        /// `video` (audio filters are listed by VFXAudio's `AudioFilterListing` with `audio`).
+        let kind = "video"
         let name: String
         let summary: String
         let coreImage: String?
@@ -87,7 +89,7 @@ public enum FilterListing {
         }
     }
 
-    private struct Parameter: Encodable {
+    public struct Parameter: Encodable {
         let key: String
         let type: String
         let summary: String
@@ -97,7 +99,7 @@ public enum FilterListing {
         let unit: String?
         let choices: [String]?
 
-        init(_ spec: ParameterSpec) {
+        public init(_ spec: ParameterSpec) {
             key = spec.key
             type = spec.kind.typeName
             summary = spec.summary

@@ -1,0 +1,305 @@
+import CFFmpeg
+import Foundation
+import VFXAudio
+import VFXCore
+
+/// The audio-only formats VideoFX writes, by extension, with the encoder each uses.
+public enum AudioFileKind: String, Sendable, CaseIterable {
+    case wav, flac, mp3, ogg, opus, m4a
+
+    /// The kind for `path`'s extension (case-insensitive), nil when it is not an audio-only format.
+    public init?(path: String) {
+        switch (path as NSString).pathExtension.lowercased() {
+        case "wav": self = .wav
+        case "flac": self = .flac
+        case "mp3": self = .mp3
+        case "ogg", "oga": self = .ogg
+        case "opus": self = .opus
+        case "m4a", "aac": self = .m4a
+        default: return nil
+        }
+    }
+
+    var muxer: String {
+        switch self {
+        case .wav: "wav"
+        case .flac: "flac"
+        case .mp3: "mp3"
+        case .ogg: "ogg"
+        case .opus: "opus"
+        case .m4a: "ipod"
+        }
+    }
+
+    /// The encoders to try, best first (WAV keeps a PCM input's own sample format).
+    var encoders: [String] {
+        switch self {
+        case .wav: ["pcm_s16le"]
+        case .flac: ["flac"]
+        case .mp3: ["libmp3lame"]
+        case .ogg: ["libvorbis", "libopus"]
+        case .opus: ["libopus"]
+        case .m4a: ["aac"]
+        }
+    }
+}
+
+/// What filtering a file's audio did.
+public struct AudioRunSummary: Sendable {
+    /// The encoder used (`aac`, `pcm_s16le`…).
+    public let codec: String
+    public let sampleRate: Int
+    public let channels: Int
+    /// The rate the filters ran at (the stream's own, or the one they needed).
+    public let filterRate: Int
+    /// Frames read at `filterRate`; the output has as many (each filter's latency is compensated).
+    public let frames: Int
+    /// The frames of delay the chain added and the file path removed.
+    public let latency: Int
+    /// Time spent in the filters only, and the whole run.
+    public let filterSeconds: Double
+    public let wallSeconds: Double
+
+    /// The length of the audio in seconds.
+    public var seconds: Double { filterRate > 0 ? Double(frames) / Double(filterRate) : 0 }
+}
+
+/// A video file's audio track after filtering, encoded for a given container: give it to `MediaWriter`
+/// in place of the source's track.
+public final class FilteredAudio {
+    let track: AudioTrack
+    public let summary: AudioRunSummary
+
+    init(track: AudioTrack, summary: AudioRunSummary) {
+        self.track = track
+        self.summary = summary
+    }
+}
+
+/// Runs an `AudioFilter` over the audio of a file: into an audio-only file, or into an encoded track for a
+/// video output. The output keeps the input's sample rate, channel layout and length: the filters run at
+/// the rate they need (resampled with libswresample and back), and their latency is compensated (the
+/// first `latency` frames out are dropped and the chain is flushed with as many frames of silence).
+///
+/// ```swift
+/// let chain = try AudioChain(parsing: "noise-suppression").makeFilter()
+/// let summary = try AudioFiltering.filterFile(input: "noisy.wav", output: "clean.flac", filter: chain)
+/// ```
+public enum AudioFiltering {
+    /// Filters the audio of `input` (an audio file or a video's track) into the audio-only file `output`
+    /// (its extension picks the format). Written under a temporary name and renamed when complete.
+    /// `progress` gets the fraction done (0…1) now and then.
+    public static func filterFile(input: String, output: String, filter: any AudioFilter,
+                                  progress: (Double) -> Void = { _ in }) throws -> AudioRunSummary {
+        guard let kind = AudioFileKind(path: output) else {
+            throw MediaError.unknownOutputExtension(path: output)
+        }
+        let url = URL(fileURLWithPath: output)
+        let folder = url.deletingLastPathComponent().path
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+            throw MediaError.missingOutputFolder(path: output, folder: folder)
+        }
+        let suffix = String(UInt32.random(in: 0...UInt32.max), radix: 16)
+        let temporary = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.deletingPathExtension().lastPathComponent).partial-\(suffix).\(url.pathExtension)").path
+        let reader = try openReader(input, filter: filter)
+        var muxer: UnsafeMutablePointer<AVFormatContext>?
+        guard avformat_alloc_output_context2(&muxer, nil, kind.muxer, "file:" + temporary) >= 0, let context = muxer else {
+            throw MediaError.writeFailed(path: output, reason: "no \(kind.muxer) muxer")
+        }
+        var headerWritten = false
+        defer {
+            if context.pointee.pb != nil { avio_closep(&context.pointee.pb) }
+            avformat_free_context(context)
+        }
+        var completed = false
+        defer { if !completed { unlink(temporary) } }
+        let codec = try encoderCodec(for: reader, kind: kind, output: output)
+        var stream: UnsafeMutablePointer<AVStream>?
+        var encoder: AudioEncoder?
+        let summary = try run(reader, filter: filter, progress: progress) { planes, count in
+            if encoder == nil {
+                let made = try makeEncoder(codec, reader: reader, globalHeader: context.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER != 0,
+                                           name: output)
+                guard let newStream = avformat_new_stream(context, nil) else { throw MediaError.writeFailed(path: output, reason: "out of memory") }
+                avcodec_parameters_from_context(newStream.pointee.codecpar, made.context)
+                newStream.pointee.time_base = made.context.pointee.time_base
+                var io: UnsafeMutablePointer<AVIOContext>?
+                let opened = avio_open(&io, context.pointee.url, AVIO_FLAG_WRITE)
+                guard opened >= 0 else { throw MediaError.writeFailed(path: output, reason: ffmpegMessage(opened)) }
+                context.pointee.pb = io
+                let written = avformat_write_header(context, nil)
+                guard written >= 0 else { throw MediaError.writeFailed(path: output, reason: ffmpegMessage(written)) }
+                headerWritten = true
+                stream = newStream
+                encoder = made
+            }
+            guard let encoder, let stream else { return }
+            let write: (Packet) throws -> Void = { packet in
+                packet.pointer.pointee.stream_index = stream.pointee.index
+                av_packet_rescale_ts(packet.pointer, encoder.context.pointee.time_base, stream.pointee.time_base)
+                let status = av_interleaved_write_frame(context, packet.pointer)
+                guard status >= 0 else { throw MediaError.writeFailed(path: output, reason: ffmpegMessage(status)) }
+            }
+            if let planes { try encoder.encode(planes, count: count, emit: write) } else { try encoder.finish(emit: write) }
+        }
+        guard headerWritten, let encoder else { throw MediaError.corrupt(path: input, reason: "the audio stream holds no samples") }
+        let status = av_write_trailer(context)
+        guard status >= 0 else { throw MediaError.writeFailed(path: output, reason: ffmpegMessage(status)) }
+        avio_closep(&context.pointee.pb)
+        guard rename(temporary, output) == 0 else { throw MediaError.writeFailed(path: output, reason: String(cString: strerror(errno))) }
+        completed = true
+        return summary.encoded(with: encoder)
+    }
+
+    /// Filters the audio track of `input` and encodes it for the video file `output` (its container
+    /// picks the codec: the input's own when the container takes it and FFmpeg can encode it, else AAC for
+    /// mp4 and mov, Opus for mkv and WebM).
+    public static func filterTrack(of input: String, for output: String, filter: any AudioFilter,
+                                   progress: (Double) -> Void = { _ in }) throws -> FilteredAudio {
+        guard let kind = MediaWriter.Kind(extension: (output as NSString).pathExtension) else {
+            throw MediaError.unknownOutputExtension(path: output)
+        }
+        let (muxer, fallbacks): (String, [String]) = switch kind {
+        case .mp4: ("mp4", ["aac"])
+        case .mov: ("mov", ["aac"])
+        case .mkv: ("matroska", ["libopus", "aac"])
+        case .webm: ("webm", ["libopus", "libvorbis"])
+        case .y4m, .png, .jpeg:
+            throw MediaError.unsupportedFrame(path: output, reason: "\(kind.rawValue) holds no audio; write .mp4, .mkv, .webm or .mov")
+        }
+        let reader = try openReader(input, filter: filter)
+        guard let format = av_guess_format(muxer, nil, nil) else { throw MediaError.writeFailed(path: output, reason: "no \(muxer) muxer") }
+        let own = avcodec_find_encoder(reader.codecID).flatMap { codec in
+            codec.pointee.capabilities & AV_CODEC_CAP_EXPERIMENTAL == 0
+                && avformat_query_codec(format, reader.codecID, FF_COMPLIANCE_NORMAL) == 1 ? codec : nil
+        }
+        guard let codec = own ?? fallbacks.lazy.compactMap({ avcodec_find_encoder_by_name($0) }).first else {
+            throw MediaError.encoderUnavailable(path: output, encoder: fallbacks[0])
+        }
+        var encoder: AudioEncoder?
+        var packets: [Packet] = []
+        let summary = try run(reader, filter: filter, progress: progress) { planes, count in
+            if encoder == nil {
+                encoder = try makeEncoder(codec, reader: reader, globalHeader: format.pointee.flags & AVFMT_GLOBALHEADER != 0, name: output)
+            }
+            guard let encoder else { return }
+            let keep: (Packet) throws -> Void = { packet in
+                guard let copy = Packet(), av_packet_ref(copy.pointer, packet.pointer) >= 0 else {
+                    throw MediaError.writeFailed(path: output, reason: "out of memory")
+                }
+                packets.append(copy)
+            }
+            if let planes { try encoder.encode(planes, count: count, emit: keep) } else { try encoder.finish(emit: keep) }
+        }
+        guard let encoder, let parameters = avcodec_parameters_alloc() else {
+            throw MediaError.corrupt(path: input, reason: "the audio stream holds no samples")
+        }
+        defer {
+            var pointer: UnsafeMutablePointer<AVCodecParameters>? = parameters
+            avcodec_parameters_free(&pointer)
+        }
+        avcodec_parameters_from_context(parameters, encoder.context)
+        guard let track = AudioTrack(copying: parameters, timeBase: encoder.context.pointee.time_base) else {
+            throw MediaError.writeFailed(path: output, reason: "out of memory")
+        }
+        for packet in packets { track.packets.push(packet) }
+        track.packets.close()
+        return FilteredAudio(track: track, summary: summary.encoded(with: encoder))
+    }
+
+    /// A reader at the rate `filter` runs at for the stream.
+    private static func openReader(_ input: String, filter: any AudioFilter) throws -> AudioFileReader {
+        let probe = try AudioFileReader(path: input)
+        let rate = filter.sampleRate(near: probe.sampleRate)
+        return rate == probe.sampleRate ? probe : try AudioFileReader(path: input, rate: rate)
+    }
+
+    private static func encoderCodec(for reader: AudioFileReader, kind: AudioFileKind, output: String) throws -> UnsafePointer<AVCodec> {
+        if kind == .wav, String(cString: avcodec_get_name(reader.codecID)).hasPrefix("pcm_"), let own = avcodec_find_encoder(reader.codecID) {
+            return own
+        }
+        if kind == .ogg, reader.codecName == "opus", let opus = avcodec_find_encoder_by_name("libopus") { return opus }
+        guard let codec = kind.encoders.lazy.compactMap({ avcodec_find_encoder_by_name($0) }).first else {
+            throw MediaError.encoderUnavailable(path: output, encoder: kind.encoders[0])
+        }
+        return codec
+    }
+
+    /// An encoder at the stream's own rate and layout, starting at the stream's first timestamp.
+    private static func makeEncoder(_ codec: UnsafePointer<AVCodec>, reader: AudioFileReader, globalHeader: Bool,
+                                    name: String) throws -> AudioEncoder {
+        let start = av_rescale_q(reader.startTimestamp ?? 0, reader.timeBase, AVRational(num: 1, den: Int32(clamping: reader.sampleRate)))
+        let preferred: AVSampleFormat? = String(cString: codec.pointee.name).hasPrefix("pcm_") ? nil
+            : (reader.bitsPerSample > 16 ? AV_SAMPLE_FMT_S32 : nil)
+        return try withUnsafePointer(to: &reader.layout) { layout in
+            try AudioEncoder(codec: codec, rate: reader.sampleRate, layout: layout, inputRate: reader.rate,
+                             preferredFormat: preferred, globalHeader: globalHeader, startPts: start, name: name)
+        }
+    }
+
+    /// Reads every block, filters it and hands the output to `sink` (planes and count; nil planes once at
+    /// the end), compensating the filter's latency.
+    private static func run(_ reader: AudioFileReader, filter: any AudioFilter, progress: (Double) -> Void,
+                            sink: (UnsafePointer<UnsafeMutablePointer<Float>>?, Int) throws -> Void) throws -> AudioRunSummary {
+        let clock = ContinuousClock()
+        let started = clock.now
+        var filtering = Duration.zero
+        try filter.initialize(sampleRate: reader.rate, channels: reader.channelCount)
+        defer { filter.release() }
+        let latency = filter.latency
+        let block = 1024
+        let buffer = AudioBuffer(channels: reader.channelCount, capacity: block, sampleRate: reader.rate)
+        let planes = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: reader.channelCount)
+        defer { planes.deallocate() }
+        var skip = latency
+        var total = 0
+        var written = 0
+        let expected = reader.expectedFrames
+        var lastReport = 0
+        func emit(count: Int) throws {
+            let dropped = min(skip, buffer.frameCount)
+            skip -= dropped
+            let kept = min(buffer.frameCount - dropped, count)
+            guard kept > 0 else { return }
+            for channel in 0..<reader.channelCount { planes[channel] = buffer.channel(channel) + dropped }
+            try sink(planes, kept)
+            written += kept
+        }
+        while try reader.read(into: buffer) {
+            total += buffer.frameCount
+            let before = clock.now
+            filter.process(buffer)
+            filtering += clock.now - before
+            try emit(count: buffer.frameCount)
+            if let expected, expected > 0, total - lastReport >= reader.rate {
+                lastReport = total
+                progress(min(Double(total) / Double(expected), 1))
+            }
+        }
+        // Flush what the filter still holds with silence, up to the input's length.
+        while written < total {
+            buffer.frameCount = min(block, total - written + skip)
+            buffer.clear()
+            filter.process(buffer)
+            try emit(count: total - written)
+        }
+        try sink(nil, 0)
+        progress(1)
+        return AudioRunSummary(codec: "", sampleRate: reader.sampleRate, channels: reader.channelCount, filterRate: reader.rate,
+                               frames: total, latency: latency, filterSeconds: filtering.seconds,
+                               wallSeconds: (clock.now - started).seconds)
+    }
+}
+
+extension AudioRunSummary {
+    func encoded(with encoder: AudioEncoder) -> AudioRunSummary {
+        AudioRunSummary(codec: encoder.encoderName, sampleRate: Int(encoder.context.pointee.sample_rate), channels: channels,
+                        filterRate: filterRate, frames: frames, latency: latency, filterSeconds: filterSeconds, wallSeconds: wallSeconds)
+    }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import VFXAudio
+import VFXFilters
+import VFXMedia
+
+/// `vfx apply … --audio-filter CHAIN`: filters an audio file into an audio file, or a video's audio track
+/// beside its (optionally filtered) video.
+///
+/// ```sh
+/// vfx apply noisy.wav -o clean.flac --audio-filter noise-suppression
+/// vfx apply talk.mp4 -o talk-quiet.mp4 --audio-filter gain:db=-6 --filter sepia
+/// ```
+enum AudioApply {
+    static func run(input: String, output: String, audioChain: String, videoChain: String, threads: Int?, quiet: Bool) throws {
+        let chain = try AudioChain(parsing: audioChain)
+        let video = try FilterChain(parsing: videoChain)
+        let bar = AudioProgressBar(label: ApplyCommand.displayName(output), enabled: !quiet && Terminal.isInteractive)
+        if AudioFileKind(path: output) != nil {
+            guard video.filters.isEmpty else { throw UsageError("--filter needs a video output; \(output) holds audio only") }
+            let summary: AudioRunSummary
+            do {
+                summary = try AudioFiltering.filterFile(input: input, output: output, filter: try chain.makeFilter(), progress: bar.update)
+            } catch {
+                bar.finish()
+                throw error
+            }
+            bar.finish()
+            if !quiet { Terminal.error("vfx: wrote \(output): " + describe(summary, chain: chain)) }
+            return
+        }
+        let filtered: FilteredAudio
+        do {
+            filtered = try AudioFiltering.filterTrack(of: input, for: output, filter: try chain.makeFilter(), progress: bar.update)
+        } catch {
+            bar.finish()
+            throw error
+        }
+        bar.finish()
+        let result = try ApplyCommand.transcode(input: input, output: output, chain: video, threads: threads, quiet: quiet,
+                                                filteredAudio: filtered)
+        if !quiet {
+            Terminal.error(ApplyCommand.summary(output: output, format: result.format, stats: result.stats, audio: .none)
+                           + "; audio: " + describe(filtered.summary, chain: chain))
+        }
+    }
+
+    /// `20.00 s of 48000 Hz, 1 channel, pcm_s16le; filters noise-suppression at 48000 Hz: 310× real time, 1024 frames of latency compensated`
+    static func describe(_ summary: AudioRunSummary, chain: AudioChain) -> String {
+        var line = String(format: "%.2f s of %d Hz, %d channel%@, %@", summary.seconds, summary.sampleRate, summary.channels,
+                          summary.channels == 1 ? "" : "s", summary.codec)
+        if !chain.filters.isEmpty {
+            line += "; filters \(chain) at \(summary.filterRate) Hz"
+            if summary.filterSeconds > 0 { line += String(format: ": %.0f× real time", summary.seconds / summary.filterSeconds) }
+            if summary.latency > 0 { line += ", \(summary.latency) frames of latency compensated" }
+        }
+        return line
+    }
+}
+
+/// The progress bar of an audio pass: the fraction done and the time left, at most 10 times a second.
+final class AudioProgressBar {
+    let label: String
+    let enabled: Bool
+    private let started = Date()
+    private var lastDraw = 0.0
+    private var drawn = false
+
+    init(label: String, enabled: Bool) {
+        self.label = label
+        self.enabled = enabled
+    }
+
+    func update(_ fraction: Double) {
+        let elapsed = Date().timeIntervalSince(started)
+        guard enabled, elapsed - lastDraw >= 0.1 || fraction >= 1 else { return }
+        lastDraw = elapsed
+        let width = 24
+        let filled = min(width, Int(fraction * Double(width)))
+        var line = "\(label) audio [" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "] "
+        line += String(format: "%3.0f%%", fraction * 100)
+        if fraction > 0.01 && fraction < 1 { line += "  ETA " + ProgressBar.clock(elapsed * (1 - fraction) / fraction) }
+        Terminal.write("\r\u{1B}[K" + line)
+        drawn = true
+    }
+
+    func finish() {
+        if drawn { Terminal.write("\r\u{1B}[K") }
+    }
+}

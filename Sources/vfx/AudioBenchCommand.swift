@@ -1,0 +1,130 @@
+import Foundation
+import VFXAudio
+import VFXMedia
+
+/// `vfx bench --audio-filter CHAIN --input FILE [--block N] [--repeats N] [--no-ffmpeg] [--json]`: times an
+/// audio chain on one thread over the decoded audio of FILE (in memory, fed in blocks of N frames, as a
+/// call app's audio thread does), and FFmpeg's nearest filter on the same file (`ffmpeg -threads 1 -af …
+/// -f null -`, minus the same command without the filter). Speeds are in × real time.
+///
+/// ```sh
+/// vfx bench --audio-filter noise-suppression --input speech48k.wav --json
+/// ```
+enum AudioBenchCommand {
+    struct Result: Encodable {
+        let chain: String
+        let input: String
+        let sampleRate: Int
+        let channels: Int
+        let seconds: Double
+        let block: Int
+        let latencyMilliseconds: Double
+        let vfxSeconds: Double
+        let vfxRealTime: Double
+        let ffmpegGraph: String?
+        let ffmpegSeconds: Double?
+        let ffmpegRealTime: Double?
+
+        enum CodingKeys: String, CodingKey {
+            case chain, input, block, channels, seconds
+            case sampleRate = "sample_rate", latencyMilliseconds = "latency_ms", vfxSeconds = "vfx_seconds"
+            case vfxRealTime = "vfx_realtime", ffmpegGraph = "ffmpeg_graph", ffmpegSeconds = "ffmpeg_seconds"
+            case ffmpegRealTime = "ffmpeg_realtime"
+        }
+    }
+
+    static func run(_ arguments: inout Arguments) throws {
+        guard let text = try arguments.option("--audio-filter") else { throw UsageError("bench needs --audio-filter CHAIN") }
+        guard let input = try arguments.option("--input", "-i") else { throw UsageError("bench --audio-filter needs --input FILE") }
+        let block = try arguments.intOption("--block", range: 1...65_536) ?? 480
+        let repeats = try arguments.intOption("--repeats", range: 1...100) ?? 3
+        let compare = !arguments.flag("--no-ffmpeg")
+        let json = arguments.flag("--json")
+        try arguments.finish()
+        let chain = try AudioChain(parsing: text)
+        let filter = try chain.makeFilter()
+        let probe = try AudioFileReader(path: input)
+        let reader = try AudioFileReader(path: input, rate: filter.sampleRate(near: probe.sampleRate))
+        let channels = reader.channelCount
+        let rate = reader.rate
+        // The whole stream in memory, one array per channel.
+        var samples = Array(repeating: [Float](), count: channels)
+        let chunk = AudioBuffer(channels: channels, capacity: 4096, sampleRate: rate)
+        while try reader.read(into: chunk) {
+            for channel in 0..<channels { samples[channel].append(contentsOf: chunk.samples(channel)) }
+        }
+        let frames = samples.first?.count ?? 0
+        guard frames > 0 else { throw UsageError("\(input): the audio stream holds no samples") }
+        let seconds = Double(frames) / Double(rate)
+        let buffer = AudioBuffer(channels: channels, capacity: block, sampleRate: rate)
+        var best = Double.infinity
+        var latency = 0
+        for _ in 0..<repeats {
+            try filter.initialize(sampleRate: rate, channels: channels)
+            latency = filter.latency
+            let clock = ContinuousClock()
+            let start = clock.now
+            var position = 0
+            while position < frames {
+                let count = min(block, frames - position)
+                buffer.frameCount = count
+                for channel in 0..<channels {
+                    samples[channel].withUnsafeBufferPointer { source in
+                        buffer.channel(channel).update(from: source.baseAddress! + position, count: count)
+                    }
+                }
+                filter.process(buffer)
+                position += count
+            }
+            let elapsed = clock.now - start
+            best = min(best, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+            filter.release()
+        }
+        var graph: String?
+        var ffmpegSeconds: Double?
+        if compare {
+            let graphs = try chain.filters.compactMap { description in try description.spec?.ffmpeg?(description.arguments()) }
+            if graphs.count == chain.filters.count, !graphs.isEmpty {
+                graph = graphs.joined(separator: ",")
+                ffmpegSeconds = try ffmpegTime(input: input, graph: graphs.joined(separator: ","), repeats: repeats)
+            }
+        }
+        let result = Result(chain: chain.description, input: input, sampleRate: rate, channels: channels, seconds: seconds, block: block,
+                            latencyMilliseconds: Double(latency) / Double(rate) * 1000, vfxSeconds: best, vfxRealTime: seconds / best,
+                            ffmpegGraph: graph, ffmpegSeconds: ffmpegSeconds, ffmpegRealTime: ffmpegSeconds.map { seconds / $0 })
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            print(String(decoding: try encoder.encode(result), as: UTF8.self))
+            return
+        }
+        print("chain       \(result.chain)  (\(rate) Hz, \(channels) channel(s), \(String(format: "%.1f", seconds)) s, blocks of \(block), one thread)")
+        print(String(format: "vfx         %.4f s  %.0f× real time, latency %.1f ms", best, result.vfxRealTime, result.latencyMilliseconds))
+        if let graph, let ffmpegSeconds, let realTime = result.ffmpegRealTime {
+            print(String(format: "ffmpeg      %.4f s beyond decoding  %.0f× real time  (-af %@)", ffmpegSeconds, realTime, graph))
+        }
+    }
+
+    /// FFmpeg's time for `graph` beyond the same command without it (best of `repeats` each).
+    private static func ffmpegTime(input: String, graph: String, repeats: Int) throws -> Double? {
+        func best(_ filterArguments: [String]) throws -> Double? {
+            var fastest = Double.infinity
+            for _ in 0..<repeats {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+                process.arguments = ["-v", "error", "-nostdin", "-threads", "1", "-filter_threads", "1", "-i", input, "-vn"]
+                    + filterArguments + ["-f", "null", "-"]
+                process.standardOutput = FileHandle.nullDevice
+                process.standardError = FileHandle.nullDevice
+                let start = Date()
+                do { try process.run() } catch { return nil }
+                process.waitUntilExit()
+                guard process.terminationStatus == 0 else { return nil }
+                fastest = min(fastest, Date().timeIntervalSince(start))
+            }
+            return fastest
+        }
+        guard let floor = try best([]), let filtered = try best(["-af", graph]) else { return nil }
+        return max(filtered - floor, 1e-6)
+    }
+}

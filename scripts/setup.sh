@@ -11,7 +11,8 @@ say() { printf 'setup: %s\n' "$*" >&2; }
 
 # 1. Debian packages.
 APT_PACKAGES=(pkg-config ffmpeg libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev
-              libavdevice-dev python3 python3-pip python3-venv unzip ca-certificates)
+              libavdevice-dev python3 python3-pip python3-venv unzip ca-certificates
+              pocketsphinx-testdata alsa-utils)   # real speech and noise for the audio tests
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -74,6 +75,12 @@ a77d03f4659b9f6b6c1f5106947bf40e99d7655094b6527f214ea7d451106edd selfie_segmenta
 e9a4aaddf90dda56a87235303cf00e4c2d3fb28725f68fd88772997dac905c18 palm_detection/palm_detection_lite.tflite
 048edd3645c9bf7397d19a9f6e3a42957d6e414c9bea6598030a2e9b624156e6 hand_landmark/hand_landmark_lite.tflite
 LIST
+
+# RNNoise (Xiph, BSD-3-Clause, with its built-in weights) for noise-suppression's rnnoise engine: the shared
+# library inside the pyrnnoise wheel, loaded by VFXAudio at run time (see docs/audio.md).
+RNNOISE=$(fetch_wheel pyrnnoise==0.4.5 'pyrnnoise-0.4.5-*.whl')
+extract "$RNNOISE" pyrnnoise-0.4.5.data/purelib/pyrnnoise/librnnoise.so .build/rnnoise/librnnoise.so \
+    de5120abce147a72ba343296744ae7cc0a97298e19307c7d3f01cce8c34b18ff
 
 # 4. Optional: Python reference tools for tests and benchmarks (see scripts/reference/).
 if [ "${1:-}" = "--python" ] && [ -x scripts/reference/setup-venvs.sh ]; then

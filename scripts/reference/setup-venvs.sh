@@ -3,6 +3,7 @@
 #
 #   .build/venv-litert      ai-edge-litert (LiteRT with XNNPACK), which wants NumPy 2
 #   .build/venv-mediapipe   mediapipe 0.10.14, which wants NumPy 1.26
+#   .build/venv-audio       PESQ and STOI for the noise-suppression tests (scripts/reference/speech_quality.py)
 #   .build/reference/       make_reference.py's output (see that script)
 #
 # Idempotent and quick when nothing changed: a virtual environment is rebuilt only when its package list
@@ -17,6 +18,7 @@ say() { printf 'setup-venvs: %s\n' "$*" >&2; }
 
 # Exact versions: the references must not drift when PyPI moves on.
 LITERT_PACKAGES=(ai-edge-litert==2.3.0 numpy==2.4.6)
+AUDIO_PACKAGES=(numpy==2.4.6 scipy==1.17.1 pesq==0.0.4 pystoi==0.4.1)
 MEDIAPIPE_PACKAGES=(mediapipe==0.10.14 numpy==1.26.4 protobuf==4.25.9 jax==0.7.1 jaxlib==0.7.1
                     opencv-contrib-python==4.11.0.86)
 
@@ -38,6 +40,7 @@ make_venv() { # folder, packages...
 mkdir -p "$BUILD"
 make_venv "$BUILD/venv-litert" "${LITERT_PACKAGES[@]}"
 make_venv "$BUILD/venv-mediapipe" "${MEDIAPIPE_PACKAGES[@]}"
+make_venv "$BUILD/venv-audio" "${AUDIO_PACKAGES[@]}"
 
 # Everything the references depend on, hashed.
 STAMP=$( {

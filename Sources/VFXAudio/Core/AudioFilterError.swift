@@ -12,6 +12,8 @@ public enum AudioFilterError: Error, Sendable, Equatable, CustomStringConvertibl
     /// The filter cannot run at this sample rate (a cut-off above Nyquist…).
     case unsupportedRate(filter: String, rate: Int)
     case unsupportedChannels(filter: String, channels: Int)
+    /// The engine a filter asked for cannot be used here (a library that is not installed).
+    case engineUnavailable(filter: String, reason: String)
 
     public var description: String {
         switch self {
@@ -26,6 +28,8 @@ public enum AudioFilterError: Error, Sendable, Equatable, CustomStringConvertibl
             return "\(filter): cannot run at \(rate) Hz"
         case .unsupportedChannels(let filter, let channels):
             return "\(filter): cannot take \(channels) channels"
+        case .engineUnavailable(let filter, let reason):
+            return "\(filter): \(reason)"
         }
     }
 }

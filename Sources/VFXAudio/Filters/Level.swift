@@ -34,9 +34,10 @@ public final class GainFilter: AudioFilter {
     }
 }
 
-/// `agc`: automatic gain control. Follows the level of the signal (mean square, rising with `attack`,
-/// falling with `release`) and moves the gain so the level reaches `target`, up to `max-gain`. Below
-/// −60 dBFS (silence, room noise) the gain holds instead of rising. All channels share one gain.
+/// `agc`: automatic gain control. Measures the level (mean square over about 200 ms, all channels
+/// together) and moves one gain so that the level reaches `target`, up to `max-gain`: down with the
+/// `attack` time when the signal gets louder, up with the `release` time when it gets quieter. Below
+/// −60 dBFS (silence, room noise) the gain holds instead of rising.
 ///
 /// Parameters: `target` (−40…−3 dBFS, default −20), `attack` (1…1000 ms, default 20), `release`
 /// (10…5000 ms, default 400), `max-gain` (0…40 dB, default 24). No latency.
@@ -54,7 +55,7 @@ public final class AGCFilter: AudioFilter {
     public let maxGain: Float
     private var attackCoefficient: Float = 0
     private var releaseCoefficient: Float = 0
-    private var smoothing: Float = 0
+    private var averaging: Float = 0
     private var level: Float = 0
     private var gain: Float = 1
     private let targetPower: Float
@@ -79,7 +80,7 @@ public final class AGCFilter: AudioFilter {
         let rate = Float(sampleRate)
         attackCoefficient = 1 - expf(-1 / (attack * 0.001 * rate))
         releaseCoefficient = 1 - expf(-1 / (release * 0.001 * rate))
-        smoothing = 1 - expf(-1 / (0.005 * rate))     // 5 ms: no zipper noise when the gain moves
+        averaging = 1 - expf(-1 / (0.2 * rate))
         level = 0
         gain = 1
     }
@@ -94,11 +95,10 @@ public final class AGCFilter: AudioFilter {
                 let sample = buffer.channel(channel)[index]
                 power += sample * sample
             }
-            power *= scale
-            level += (power > level ? attackCoefficient : releaseCoefficient) * (power - level)
+            level += averaging * (power * scale - level)
             if level > gate {
                 let wanted = min((targetPower / level).squareRoot(), ceiling)
-                gain += smoothing * (wanted - gain)
+                gain += (wanted < gain ? attackCoefficient : releaseCoefficient) * (wanted - gain)
             }
             for channel in 0..<channels { buffer.channel(channel)[index] *= gain }
         }

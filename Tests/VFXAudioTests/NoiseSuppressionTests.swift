@@ -16,7 +16,7 @@ import VFXTestSupport
     /// are frames where the clean speech is 25 dB below its mean power, active frames within 10 dB of it.
     /// The output is shifted back by the reported latency before measuring, as files are.
     static func measure(noise: [Float], snr: Double, engine: NoiseSuppressionFilter.Engine) throws -> Measured {
-        let speech = try AudioFixtures.speech()
+        let speech = try AudioFixtures.speech(utterances: 3)
         let mixed = AudioFixtures.mix(speech, noise, snr: snr)
         let filter = NoiseSuppressionFilter(level: 40, engine: engine)
         try filter.initialize(sampleRate: 48_000, channels: 1)
@@ -41,10 +41,11 @@ import VFXTestSupport
                         lag: AudioFixtures.lag(of: output, against: speech, range: 480))
     }
 
-    /// The default engine (RNNoise) on white noise, pink noise (the recorded ALSA test noise, looped) at
-    /// 0, 5 and 10 dB SNR: at least 20 dB less noise in the pauses, the speech within 3 dB, the output
-    /// aligned within 2 ms (96 frames) once the reported latency is removed.
-    @Test(arguments: [0.0, 5.0, 10.0])
+    /// The default engine (RNNoise) on white noise and pink noise (the recorded ALSA test noise, looped) at
+    /// 0 and 10 dB SNR: at least 20 dB less noise in the pauses, the speech within 3 dB, the output aligned
+    /// within 2 ms (96 frames) once the reported latency is removed. (All nine cases of the goal, with
+    /// generated pink noise too, are in docs/audio.md, from scripts/reference/measure_noise_suppression.sh.)
+    @Test(arguments: [0.0, 10.0])
     func rnnoiseMeetsTheGoals(snr: Double) throws {
         let recorded = try AudioFixtures.read(AudioFixtures.recordedNoise, rate: 48_000)[0]
         for (name, noise) in [("white", AudioFixtures.whiteNoise(count: 48_000 * 30)), ("recorded pink", recorded)] {

@@ -21,15 +21,21 @@ enum FiltersCommand {
         """
 
     static func run(_ arguments: inout Arguments) throws {
-        if arguments.flag("--help", "-h") { print(help); return }
+        print(try listing(&arguments), terminator: "")
+    }
+
+    /// What `vfx filters` prints for `arguments`: the catalog as `FilterRegistry.all` has it, registered
+    /// filters included.
+    static func listing(_ arguments: inout Arguments) throws -> String {
+        if arguments.flag("--help", "-h") { return help + "\n" }
         let json = arguments.flag("--json")
         let markdown = arguments.flag("--markdown")
         let name = arguments.optionalPositional()
         try arguments.finish()
         if json && markdown { throw UsageError("choose one of --json and --markdown") }
-        var specs = FilterRegistry.builtIns
-        // Audio filters are listed after the video ones (AudioFiltersListing.swift); not in --markdown,
-        // which is docs/filters.md (docs/audio.md has theirs).
+        var specs = FilterRegistry.all
+        // Audio filters come after the video ones (AudioFiltersListing.swift); not in --markdown, which is
+        // docs/filters.md (docs/audio.md has theirs).
         var audio = markdown ? [] : AudioFilterRegistry.all
         if let name {
             let video = FilterRegistry.spec(named: name)
@@ -40,12 +46,8 @@ enum FiltersCommand {
             specs = video.map { [$0] } ?? []
             audio = sound.map { [$0] } ?? []
         }
-        if json {
-            print(try AudioFiltersListing.json(video: specs, audio: audio))
-        } else if markdown {
-            print(FilterListing.markdown(specs), terminator: "")
-        } else {
-            print([FilterListing.text(specs), AudioFilterListing.text(audio)].filter { !$0.isEmpty }.joined(separator: "\n"))
-        }
+        if json { return try AudioFiltersListing.json(video: specs, audio: audio) + "\n" }
+        if markdown { return FilterListing.markdown(specs) }
+        return [FilterListing.text(specs), AudioFilterListing.text(audio)].filter { !$0.isEmpty }.joined(separator: "\n") + "\n"
     }
 }

@@ -11,13 +11,14 @@ import VFXFilters
 /// ```
 enum FiltersCommand {
     static let help = """
-        usage: vfx filters [NAME] [--json | --markdown]
+        usage: vfx filters [NAME] [--audio] [--json | --markdown]
 
           lists the video filters (--filter), then the audio filters (--audio-filter)
 
           NAME         show one filter (default: all of them)
           --json       machine-readable listing for scripts
-          --markdown   the catalog as docs/filters.md has it
+          --markdown   the catalog as docs/filters.md has it (with --audio: the tables of docs/audio.md)
+          --audio      only the audio filters
         """
 
     static func run(_ arguments: inout Arguments) throws {
@@ -30,13 +31,14 @@ enum FiltersCommand {
         if arguments.flag("--help", "-h") { return help + "\n" }
         let json = arguments.flag("--json")
         let markdown = arguments.flag("--markdown")
+        let audioOnly = arguments.flag("--audio")
         let name = arguments.optionalPositional()
         try arguments.finish()
         if json && markdown { throw UsageError("choose one of --json and --markdown") }
-        var specs = FilterRegistry.all
+        var specs = audioOnly ? [] : FilterRegistry.all
         // Audio filters come after the video ones (AudioFiltersListing.swift); not in --markdown, which is
         // docs/filters.md (docs/audio.md has theirs).
-        var audio = markdown ? [] : AudioFilterRegistry.all
+        var audio = markdown && !audioOnly ? [] : AudioFilterRegistry.all
         if let name {
             let video = FilterRegistry.spec(named: name)
             let sound = AudioFilterRegistry.spec(named: name)
@@ -47,7 +49,7 @@ enum FiltersCommand {
             audio = sound.map { [$0] } ?? []
         }
         if json { return try AudioFiltersListing.json(video: specs, audio: audio) + "\n" }
-        if markdown { return FilterListing.markdown(specs) }
+        if markdown { return audioOnly ? AudioFilterListing.markdown(audio) : FilterListing.markdown(specs) }
         return [FilterListing.text(specs), AudioFilterListing.text(audio)].filter { !$0.isEmpty }.joined(separator: "\n") + "\n"
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import VFXAudio
 import VFXFilters
@@ -19,5 +20,17 @@ import VFXFilters
             try AudioChain(parsing: "gain:db=90")
         }
         #expect(throws: FilterError.duplicateParameter(filter: "echo", key: "delay")) { try AudioChain(parsing: "echo:delay=3:delay=4") }
+    }
+}
+
+/// docs/audio.md carries the filter tables generated from the parameter tables (`vfx filters --audio
+/// --markdown`), so it cannot drift from the code.
+@Suite struct AudioDocsTests {
+    @Test func docsHoldTheGeneratedTables() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("docs/audio.md")
+        let text = try String(contentsOf: url, encoding: .utf8)
+        #expect(text.contains(AudioFilterListing.markdown(AudioFilterRegistry.all)),
+                "docs/audio.md is stale: paste `vfx filters --audio --markdown` into its filter section")
     }
 }

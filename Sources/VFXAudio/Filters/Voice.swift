@@ -3,7 +3,7 @@ import VFXFilters
 
 /// The time-domain pitch shifter behind `pitch` and `robot`: two read taps glide through a short delay
 /// line at `ratio` times the speed the line is written, half a window apart, each faded in and out with a
-/// Hann window (the two fades always sum to one). Each tap replays the recent signal resampled by `ratio`,
+/// Hann window (sin² of the tap's phase: the two fades always sum to one). Each tap replays the recent signal resampled by `ratio`,
 /// so every frequency moves by the ratio while the duration stays the same; a tap jumps back only where
 /// its fade is silent. The taps sit on average half a window behind the input: that is the latency.
 struct GranularShifter {
@@ -44,8 +44,10 @@ struct GranularShifter {
                 line[written & mask] = samples[index]
                 var second = phase + 0.5
                 if second >= 1 { second -= 1 }
-                let output = tap(line, written: written, phase: phase) + tap(line, written: written, phase: second)
-                samples[index] = output
+                // sin²(π·phase) and sin²(π·(phase + ½)) = 1 − sin²(π·phase): one cosine per frame.
+                let fade = 0.5 - 0.5 * Float(cos(2 * Double.pi * phase))
+                samples[index] = fade * tap(line, written: written, phase: phase)
+                    + (1 - fade) * tap(line, written: written, phase: second)
                 written &+= 1
                 phase += step
                 if phase >= 1 { phase -= 1 } else if phase < 0 { phase += 1 }
@@ -57,17 +59,14 @@ struct GranularShifter {
         }
     }
 
-    /// The tap at `phase`: the line read `phase · window` frames back (linear interpolation), faded by
-    /// the Hann window sin²(π · phase).
+    /// The tap at `phase`: the line read `phase · window` frames back (linear interpolation).
     @inline(__always)
     private func tap(_ line: UnsafeMutablePointer<Float>, written: Int, phase: Double) -> Float {
         let position = Double(written) - phase * window
         let base = position.rounded(.down)
         let fraction = Float(position - base)
         let index = Int(base)
-        let sample = line[index & mask] + fraction * (line[(index + 1) & mask] - line[index & mask])
-        let fade = Float(sin(Double.pi * phase))
-        return sample * fade * fade
+        return line[index & mask] + fraction * (line[(index + 1) & mask] - line[index & mask])
     }
 }
 
@@ -123,8 +122,9 @@ public final class RobotFilter: AudioFilter {
     public let pitchShift: Double
     public let frequency: Double
     private var shifter: GranularShifter?
-    private var phase = 0.0
-    private var phaseStep = 0.0
+    /// The modulator as a unit phasor (cos, sin) turned by `step` each frame: no sine per frame.
+    private var phasor = SIMD2<Double>(1, 0)
+    private var step = SIMD2<Double>(1, 0)
 
     public init(pitchShift: Double, frequency: Double) {
         self.pitchShift = pitchShift
@@ -141,22 +141,23 @@ public final class RobotFilter: AudioFilter {
         guard frequency < Double(sampleRate) / 2 else { throw AudioFilterError.unsupportedRate(filter: id, rate: sampleRate) }
         shifter = GranularShifter(ratio: pow(2, pitchShift / 12), window: PitchFilter.windowSeconds * Double(sampleRate),
                                   channels: channels)
-        phase = 0
-        phaseStep = frequency / Double(sampleRate)
+        phasor = SIMD2(1, 0)
+        let angle = 2 * Double.pi * frequency / Double(sampleRate)
+        step = SIMD2(cos(angle), sin(angle))
     }
 
     public func process(_ buffer: AudioBuffer) {
         shifter?.process(buffer, count: buffer.frameCount)
-        let start = phase
+        let start = phasor
         for channel in 0..<buffer.channelCount {
             let samples = buffer.channel(channel)
-            var phase = start
+            var phasor = start
             for index in 0..<buffer.frameCount {
-                samples[index] *= Float(sin(2 * Double.pi * phase))
-                phase += phaseStep
-                if phase >= 1 { phase -= 1 }
+                samples[index] *= Float(phasor.y)
+                phasor = SIMD2(phasor.x * step.x - phasor.y * step.y, phasor.y * step.x + phasor.x * step.y)
             }
-            if channel == buffer.channelCount - 1 { self.phase = phase }
+            // Back onto the unit circle once per block (rounding would otherwise drift over hours).
+            if channel == buffer.channelCount - 1 { self.phasor = phasor / (phasor.x * phasor.x + phasor.y * phasor.y).squareRoot() }
         }
     }
 

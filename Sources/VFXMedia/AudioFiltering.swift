@@ -88,9 +88,10 @@ public final class FilteredAudio {
 public enum AudioFiltering {
     /// Filters the audio of `input` (an audio file or a video's track) into the audio-only file `output`
     /// (its extension picks the format). Written under a temporary name and renamed when complete.
-    /// `progress` gets the fraction done (0…1) now and then.
+    /// `progress` gets the fraction done (0…1) about once per second of audio; what it throws (a
+    /// cancellation) stops the run and removes the temporary file.
     public static func filterFile(input: String, output: String, filter: any AudioFilter,
-                                  progress: (Double) -> Void = { _ in }) throws -> AudioRunSummary {
+                                  progress: (Double) throws -> Void = { _ in }) throws -> AudioRunSummary {
         guard let kind = AudioFileKind(path: output) else {
             throw MediaError.unknownOutputExtension(path: output)
         }
@@ -157,7 +158,7 @@ public enum AudioFiltering {
     /// picks the codec: the input's own when the container takes it and FFmpeg can encode it, else AAC for
     /// mp4 and mov, Opus for mkv and WebM).
     public static func filterTrack(of input: String, for output: String, filter: any AudioFilter,
-                                   progress: (Double) -> Void = { _ in }) throws -> FilteredAudio {
+                                   progress: (Double) throws -> Void = { _ in }) throws -> FilteredAudio {
         guard let kind = MediaWriter.Kind(extension: (output as NSString).pathExtension) else {
             throw MediaError.unknownOutputExtension(path: output)
         }
@@ -241,7 +242,7 @@ public enum AudioFiltering {
 
     /// Reads every block, filters it and hands the output to `sink` (planes and count; nil planes once at
     /// the end), compensating the filter's latency.
-    private static func run(_ reader: AudioFileReader, filter: any AudioFilter, progress: (Double) -> Void,
+    private static func run(_ reader: AudioFileReader, filter: any AudioFilter, progress: (Double) throws -> Void,
                             sink: (UnsafePointer<UnsafeMutablePointer<Float>>?, Int) throws -> Void) throws -> AudioRunSummary {
         let clock = ContinuousClock()
         let started = clock.now
@@ -275,7 +276,7 @@ public enum AudioFiltering {
             try emit(count: buffer.frameCount)
             if let expected, expected > 0, total - lastReport >= reader.rate {
                 lastReport = total
-                progress(min(Double(total) / Double(expected), 1))
+                try progress(min(Double(total) / Double(expected), 1))
             }
         }
         // Flush what the filter still holds with silence, up to the input's length.
@@ -286,7 +287,7 @@ public enum AudioFiltering {
             try emit(count: total - written)
         }
         try sink(nil, 0)
-        progress(1)
+        try progress(1)
         return AudioRunSummary(codec: "", sampleRate: reader.sampleRate, channels: reader.channelCount, filterRate: reader.rate,
                                frames: total, latency: latency, filterSeconds: filtering.seconds,
                                wallSeconds: (clock.now - started).seconds)

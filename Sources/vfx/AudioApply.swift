@@ -2,6 +2,7 @@ import Foundation
 import VFXAudio
 import VFXFilters
 import VFXMedia
+import VFXPipeline
 
 /// `vfx apply … --audio-filter CHAIN`: filters an audio file into an audio file, or a video's audio track
 /// beside its (optionally filtered) video.
@@ -15,11 +16,18 @@ enum AudioApply {
         let chain = try AudioChain(parsing: audioChain)
         let video = try FilterChain(parsing: videoChain)
         let bar = AudioProgressBar(label: ApplyCommand.displayName(output), enabled: !quiet && Terminal.isInteractive)
+        let interrupt = InterruptHandler()
+        defer { interrupt.restore() }
+        // Ctrl-C stops the audio pass between blocks; the partial file is removed.
+        let progress: (Double) throws -> Void = { fraction in
+            if interrupt.flag.isCancelled { throw RunCancelled() }
+            bar.update(fraction)
+        }
         if AudioFileKind(path: output) != nil {
             guard video.filters.isEmpty else { throw UsageError("--filter needs a video output; \(output) holds audio only") }
             let summary: AudioRunSummary
             do {
-                summary = try AudioFiltering.filterFile(input: input, output: output, filter: try chain.makeFilter(), progress: bar.update)
+                summary = try AudioFiltering.filterFile(input: input, output: output, filter: try chain.makeFilter(), progress: progress)
             } catch {
                 bar.finish()
                 throw error
@@ -30,12 +38,13 @@ enum AudioApply {
         }
         let filtered: FilteredAudio
         do {
-            filtered = try AudioFiltering.filterTrack(of: input, for: output, filter: try chain.makeFilter(), progress: bar.update)
+            filtered = try AudioFiltering.filterTrack(of: input, for: output, filter: try chain.makeFilter(), progress: progress)
         } catch {
             bar.finish()
             throw error
         }
         bar.finish()
+        interrupt.restore()
         let result = try ApplyCommand.transcode(input: input, output: output, chain: video, threads: threads, quiet: quiet,
                                                 filteredAudio: filtered)
         if !quiet {

@@ -19,6 +19,17 @@ import VFXTestSupport
         }
     }
 
+    /// The lifecycle: initialize → process → release, then initialize again on the same instance starts
+    /// from a clean state (a filter swapped out and back in mid-call behaves as a new one).
+    @Test(arguments: AudioFilterRegistry.all.map(\.example) + ["noise-suppression:engine=spectral"])
+    func reinitializingStartsAfresh(chain: String) throws {
+        let speech = Array(try AudioFixtures.read(AudioFixtures.frontCenter, rate: 48_000)[0].prefix(24_000))
+        let filter = try AudioChain(parsing: chain).makeFilter()
+        let first = try AudioFixtures.run(filter, on: speech)
+        let second = try AudioFixtures.run(filter, on: speech)
+        #expect(first == second, "\(chain)")
+    }
+
     /// FFmpeg's `highpass` is the same cookbook biquad: on the same speech the outputs agree within 2e-4
     /// (−74 dBFS): FFmpeg runs float samples through the biquad in float arithmetic and takes Q = 0.707
     /// where VideoFX takes 1/√2 in double; both differences stay near 1e-4.

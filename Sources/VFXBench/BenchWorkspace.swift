@@ -1,8 +1,9 @@
 import Foundation
 
 /// A private folder for a benchmark's files: `/dev/shm/vfx-bench-XXXXXX` (RAM; the system's temporary
-/// folder where there is no /dev/shm), made with `mkdtemp`, so two runs never share a name. Every live
-/// workspace is registered, so a signal handler can remove them all (`removeAll`) before the process exits.
+/// folder where there is no /dev/shm; the folder named by `VFX_BENCH_FOLDER` when set), made with
+/// `mkdtemp`, so two runs never share a name. Every live workspace is registered, so a signal handler can
+/// remove them all (`removeAll`) before the process exits.
 ///
 /// ```swift
 /// let workspace = try BenchWorkspace()
@@ -13,7 +14,8 @@ public final class BenchWorkspace: Sendable {
     public let folder: String
 
     public init() throws {
-        let parent = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
+        let parent = ProcessInfo.processInfo.environment["VFX_BENCH_FOLDER"]
+            ?? (FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory())
         var template = Array((parent + "/vfx-bench-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {
             throw MediaBenchmarkError(message: "\(parent): cannot make a benchmark folder: \(String(cString: strerror(errno)))")

@@ -1,9 +1,10 @@
 import VFXCore
 
-/// Repeats or drops frames to fill a constant output rate, as FFmpeg's `fps` filter does: output frame
-/// `n` (at `n / rate` seconds after the first frame) shows the latest input frame that started at or before
-/// it, and the last input frame lasts its own duration. 25 fps → 50 fps shows every frame twice;
-/// 50 fps → 25 fps keeps every other frame; the length of the clip is kept.
+/// Repeats or drops frames to fill a constant output rate, as FFmpeg's `fps` filter does (rounding to the
+/// nearest slot): an input frame at `t` seconds after the first one owns output slots from
+/// `round(t × rate)`, each slot shows the latest frame that owns it, and the last frame lasts its own
+/// duration. 25 fps → 50 fps shows every frame twice; 50 fps → 25 fps keeps every other frame; the length
+/// of the clip is kept.
 ///
 /// ```swift
 /// var converter = FrameRateConverter(rate: FrameRate(30))
@@ -38,10 +39,11 @@ struct FrameRateConverter {
         self.held = nil
     }
 
-    /// Emits the held frame for every output time before `end` (a microsecond of slack for rounding).
+    /// Emits the held frame for every slot a frame starting at `end` would not own: slot n while
+    /// `(end − origin) × rate ≥ n + ½` (halves round up, as FFmpeg's rounding does; 1e-6 of slack).
     private mutating func emitHeld(until end: Double, emit: (VideoFrame) throws -> Void) throws {
         guard let held, let origin else { return }
-        while origin + Double(next) / rate.framesPerSecond < end - 1e-6 {
+        while (end - origin) * rate.framesPerSecond >= Double(next) + 0.5 - 1e-6 {
             var frame = held
             frame.timestamp = MediaTime(value: next * Int64(rate.denominator), timescale: Int32(clamping: rate.numerator))
             frame.duration = rate.frameDuration

@@ -49,7 +49,7 @@ let package = Package(
         .target(name: "VFXPipeline", dependencies: ["VFXCore"], swiftSettings: common),
         .target(name: "VFXFilters", dependencies: ["VFXCore", "VFXPipeline"], swiftSettings: kernels),
         .target(name: "CVFXCPU"),
-        .target(name: "VFXNeuralKernels", swiftSettings: kernels),
+        .target(name: "VFXNeuralKernels", dependencies: ["VFXCore"], swiftSettings: kernels),
         .target(name: "VFXNeuralAVX512", dependencies: ["VFXNeuralKernels"], swiftSettings: avx512Kernels),
         .target(name: "VFXNeural", dependencies: ["VFXCore", "VFXNeuralKernels", "VFXNeuralAVX512", "CVFXCPU"],
                 swiftSettings: common),

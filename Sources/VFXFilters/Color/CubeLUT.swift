@@ -1,3 +1,4 @@
+import VFXCore
 import Foundation
 
 // Lookup tables from `.cube` files (1D and 3D), applied with tetrahedral (3D) or linear (1D) interpolation.

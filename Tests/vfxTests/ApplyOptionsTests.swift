@@ -172,6 +172,7 @@ import Testing
             (["-o", out("a.mp4"), "--pix-fmt", "rgb24"], "does not take rgb24"),
             (["-o", out("a.mp4"), "--preset", "fastest"], "no preset 'fastest'"),
             (["-o", out("a.webm"), "--preset", "fast"], "an integer in"),
+            (["-o", out("a.mkv"), "--codec", "hevc", "--crf", "52.5"], "outside the libx265 encoder's range 0...51"),
             (["-o", out("a.mp4"), "--start", "9"], "past the end"),
         ]
         for (arguments, mentions) in cases {

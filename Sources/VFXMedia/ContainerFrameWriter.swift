@@ -255,9 +255,13 @@ final class ContainerFrameWriter: FrameWriting {
                         : encoderName == "prores_ks" ? " (--preset picks its profile)" : " (use --bitrate)"))
             }
             let text = crf == crf.rounded() ? String(Int(crf)) : String(crf)
-            guard crf >= option.pointee.min && crf <= option.pointee.max else {
-                let low = option.pointee.min, high = min(option.pointee.max, 63)
-                throw MediaError.invalidSetting(path: name, reason: "--crf \(text) is outside the \(encoderName) encoder's range "
+            // x264 and x265 declare any float but use 0…51 (x264 clamps, x265 refuses to open).
+            let declared = option.pointee.min...min(option.pointee.max, 63)
+            let range = encoderName == "libx264" || encoderName == "libx265" ? 0...51 : declared
+            guard range.contains(crf) else {
+                let low = range.lowerBound, high = range.upperBound
+                // The value is not repeated: only the caller has it as it was typed.
+                throw MediaError.invalidSetting(path: name, reason: "--crf is outside the \(encoderName) encoder's range "
                     + "\(Int(low))...\(Int(high))")
             }
             set("crf", text)

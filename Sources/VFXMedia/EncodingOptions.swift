@@ -95,6 +95,12 @@ public struct EncodingOptions: Sendable, Hashable {
     /// The video encoder's thread count (0: its own choice).
     public var threads: Int
 
+    /// The encoder settings given (by their `vfx apply` names), for formats that have no encoder to set.
+    var encoderSettingsGiven: [String] {
+        [codec.map { _ in "--codec" }, crf.map { _ in "--crf" }, bitrate.map { _ in "--bitrate" }, preset.map { _ in "--preset" },
+         pixelFormat.map { _ in "--pix-fmt" }].compactMap { $0 }
+    }
+
     public init(codec: VideoCodec? = nil, crf: Double? = nil, bitrate: Int? = nil, preset: String? = nil,
                 pixelFormat: String? = nil, frameRate: FrameRate? = nil, frameLimit: Int? = nil, keepsAudio: Bool = true,
                 sampleAspectRatio: SampleAspectRatio? = nil, threads: Int = 0) {

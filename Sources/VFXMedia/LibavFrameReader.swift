@@ -53,11 +53,12 @@ final class LibavDecoder {
     private var windowStart: Int64 = .min
     private var windowEnd: Int64 = .max
     private var shift: Int64 = 0
-    /// Timestamp discontinuity correction (MPEG-TS): the offset added, and the latest decode time seen,
-    /// both in microseconds.
+    /// Timestamp discontinuity correction (MPEG-TS): the offset added, the latest decode time seen in
+    /// any stream and in each one, all in microseconds.
     private let correctsDiscontinuities: Bool
     private var discontinuityOffset: Int64 = 0
     private var latestDecodeTime: Int64?
+    private var latestDecodeTimes: [Int32: Int64] = [:]
     private let declaredFrameCount: Int
     /// Where the video should end (in `timeBase` ticks), when the container says.
     private let declaredEnd: Int64?
@@ -419,8 +420,9 @@ final class LibavDecoder {
     }
 
     /// `av_read_frame` into `packet`, with timestamp jumps of a discontinuous container (MPEG-TS) removed:
-    /// a decode time more than 1 s before the latest one, or more than 10 s after it, moves the running
-    /// offset so the stream continues one frame after the latest time.
+    /// a decode time more than 1 s before the latest one of its own stream, or more than 10 s after it,
+    /// moves the running offset so the file continues one frame after the latest time of any stream.
+    /// (Each stream is compared with itself: audio may be muxed a second or more away from video.)
     private func readPacket(_ context: UnsafeMutablePointer<AVFormatContext>) -> Int32 {
         let status = av_read_frame(context, packet.pointer)
         guard status >= 0, correctsDiscontinuities else { return status }
@@ -432,11 +434,15 @@ final class LibavDecoder {
         guard let stream = context.pointee.streams[Int(index)], let raw = microseconds(packet.pointer.pointee.dts, stream: index)
         else { return status }
         var time = raw + discontinuityOffset
-        if let latest = latestDecodeTime, time < latest - 1_000_000 || time > latest + 10_000_000 {
+        // Sparse streams (subtitles) may go quiet for minutes: only audio and video tell a jump.
+        let type = stream.pointee.codecpar.pointee.codec_type
+        if type == AVMEDIA_TYPE_VIDEO || type == AVMEDIA_TYPE_AUDIO, let own = latestDecodeTimes[index], let latest = latestDecodeTime,
+           time < own - 1_000_000 || time > own + 10_000_000 {
             let step = frameRate.map { Int64(1e6 / $0.framesPerSecond) } ?? 40_000
             discontinuityOffset += latest + step - time
             time = latest + step
         }
+        latestDecodeTimes[index] = time
         latestDecodeTime = max(latestDecodeTime ?? time, time)
         if discontinuityOffset != 0 {
             let ticks = av_rescale_q(discontinuityOffset, vfx_time_base_q(), stream.pointee.time_base)

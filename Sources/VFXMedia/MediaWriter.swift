@@ -116,6 +116,9 @@ public final class MediaWriter: FrameSink {
         frameLimit = options.frameLimit ?? .max
         let frameRate = options.frameRate ?? nominalRate
         if path == "-" {
+            if let first = options.encoderSettingsGiven.first {
+                throw MediaError.invalidSetting(path: "standard output", reason: "\(first) applies to encoded video, not y4m")
+            }
             kind = .y4m
             temporaryPath = nil
             signal(SIGPIPE, SIG_IGN)   // a closed pipe becomes a write error, not a silent exit
@@ -134,8 +137,8 @@ public final class MediaWriter: FrameSink {
         }
         let temporary = (folder as NSString).appendingPathComponent(MediaWriter.temporaryName(for: url.lastPathComponent))
         temporaryPath = temporary
-        if kind.isImage && options.codec != nil {
-            throw MediaError.invalidSetting(path: path, reason: "--codec applies to video outputs; \(kind.rawValue) has its own")
+        if kind == .y4m || kind.isImage, let first = options.encoderSettingsGiven.first {
+            throw MediaError.invalidSetting(path: path, reason: "\(first) applies to encoded video (.mp4, .mkv, .webm…), not \(kind.rawValue)")
         }
         switch kind {
         case .mp4, .mov, .mkv, .webm, .ts, .avi, .gif:

@@ -81,8 +81,8 @@ enum ApplyCommand {
         settings.encoding.keepsAudio = !arguments.flag("--no-audio", "-an")
         settings.trim.start = try arguments.timeOption("--start", "-ss")
         settings.trim.duration = try arguments.timeOption("--duration", "-t")
-        settings.trim.frames = try arguments.intOption("--frames", range: 1...Int.max)
-        let still = try arguments.intOption("--frame", range: 0...Int.max)
+        settings.trim.frames = try arguments.intOption("--frames", range: 1...1_000_000_000)
+        let still = try arguments.intOption("--frame", range: 0...1_000_000_000)
         let always = arguments.flag("-y"), never = arguments.flag("-n")
         let input = try arguments.positional("INPUT")
         try arguments.finish()
@@ -102,7 +102,7 @@ enum ApplyCommand {
         let result = try transcode(input: input, output: output, chain: try FilterChain(parsing: chainText), threads: settings.threads,
                                    quiet: settings.quiet, encoding: settings.encoding, trim: settings.trim)
         if !settings.quiet {
-            Terminal.error(summary(output: output, format: result.format, stats: result.stats, audio: result.audio,
+            Terminal.error(summary(output: output, format: result.format, stats: result.stats, tracks: result.tracks,
                                    frames: result.framesWritten))
         }
     }
@@ -133,7 +133,8 @@ enum ApplyCommand {
     struct Outcome {
         let stats: RunStatistics
         let format: FrameFormat
-        let audio: AudioOutcome
+        /// What happened to each audio and subtitle stream.
+        let tracks: [TrackOutcome]
         /// Frames in the output (differs from the frames processed when `--fps` converts the rate).
         let framesWritten: Int
     }
@@ -146,6 +147,9 @@ enum ApplyCommand {
         let reader = try MediaReader(path: input, threads: threads ?? 0, trim: trim)
         if trim.skipFrames > 0 && reader.expectedFrameCount == 0 {
             throw ApplyError("\(input): has no frame \(trim.skipFrames) (frames are counted from 0)")
+        }
+        if let start = trim.start, let length = reader.duration?.seconds, start >= length {
+            throw ApplyError("\(input): --start is past the end of the clip (" + String(format: "%.2f", length) + " s long)")
         }
         // Like players (and FFmpeg), frames are turned upright first, so filters see what viewers see.
         var stages: [any FrameProcessor] = []
@@ -184,7 +188,7 @@ enum ApplyCommand {
             throw error
         }
         bar.finish()
-        return Outcome(stats: stats, format: outputFormat, audio: writer.audio, framesWritten: writer.framesWritten)
+        return Outcome(stats: stats, format: outputFormat, tracks: writer.tracks, framesWritten: writer.framesWritten)
     }
 
     /// One line for what the output leaves out (streams, bits), and one for HDR video run through filters.
@@ -246,13 +250,13 @@ struct ApplyError: Error, CustomStringConvertible {
 
 extension ApplyCommand {
     /// One line: where, how many frames, how fast, and where the time went.
-    static func summary(output: String, format: FrameFormat, stats: RunStatistics, audio: AudioOutcome, frames: Int) -> String {
+    static func summary(output: String, format: FrameFormat, stats: RunStatistics, tracks: [TrackOutcome], frames: Int) -> String {
         var line = "vfx: wrote \(displayPath(output)): \(frames) frame\(frames == 1 ? "" : "s") \(format.width)x\(format.height)"
         line += String(format: " in %.2f s (%.1f fps); per frame: decode %.2f ms, process %.2f ms, encode %.2f ms",
                        stats.wallSeconds, stats.framesPerSecond, stats.decode.mean * 1000, stats.process.mean * 1000,
                        stats.encode.mean * 1000)
         if stats.framesDropped > 0 { line += "; \(stats.framesDropped) dropped by filters" }
-        if audio != .none { line += "; \(audio)" }
+        if !tracks.isEmpty { line += "; " + tracks.map(\.description).joined(separator: ", ") }
         return line
     }
 }

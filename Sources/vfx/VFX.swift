@@ -75,7 +75,7 @@ enum VFX {
         } catch let error as UsageError {
             // Usage errors are one line; the command's help is one `vfx help` away.
             let message = error.message.split(separator: "\n").first.map(String.init) ?? error.message
-            fail(usage: message + " ('vfx help \(name)' describes the command)")
+            fail(usage: message + (message.contains("vfx ") ? "" : " ('vfx help \(name)' describes the command)"))
         } catch {
             Terminal.error("vfx: error: \(error)")
             exit(1)

@@ -154,6 +154,35 @@ import Testing
         #expect(beyond.status == 1 && beyond.stderr.contains("no frame 500") && beyond.stderr.split(separator: "\n").count == 1)
     }
 
+    /// Settings that cannot apply are one-line errors naming the reason, before anything is written: a
+    /// codec the container cannot hold (with the ones it can), a CRF for ProRes, encoder settings for y4m,
+    /// a pixel format the encoder lacks, a start past the end.
+    @Test func settingsThatCannotApply() throws {
+        let folder = try CommandLineRun.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let input = try Self.smallClip(in: folder)
+        func out(_ name: String) -> String { folder.appendingPathComponent(name).path }
+        let cases: [([String], String)] = [
+            (["-o", out("a.webm"), "--codec", "h264"], "webm files cannot hold h264 video (it takes vp9, av1)"),
+            (["-o", out("a.mp4"), "--codec", "prores"], "it takes h264, hevc, vp9, av1"),
+            (["-o", out("a.mov"), "--codec", "prores", "--crf", "20"], "prores_ks encoder has no CRF"),
+            (["-o", out("a.mkv"), "--codec", "ffv1", "--bitrate", "1M"], "lossless"),
+            (["-o", out("a.y4m"), "--crf", "20"], "--crf applies to encoded video"),
+            (["-o", "-", "--codec", "hevc"], "--codec applies to encoded video"),
+            (["-o", out("a.mp4"), "--pix-fmt", "rgb24"], "does not take rgb24"),
+            (["-o", out("a.mp4"), "--preset", "fastest"], "no preset 'fastest'"),
+            (["-o", out("a.webm"), "--preset", "fast"], "an integer in"),
+            (["-o", out("a.mkv"), "--codec", "hevc", "--crf", "52.5"], "outside the libx265 encoder's range 0...51"),
+            (["-o", out("a.mp4"), "--start", "9"], "past the end"),
+        ]
+        for (arguments, mentions) in cases {
+            let result = try CommandLineRun.vfx(["apply", input, "--quiet"] + arguments)
+            #expect(result.status == 1 && result.stderr.contains(mentions) && result.stderr.split(separator: "\n").count == 1,
+                    "\(arguments): \(result.stderr)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["small.mp4"])
+    }
+
     /// -y overwrites; -n and a non-interactive run without -y refuse and leave the file as it was; the input
     /// is never overwritten, not even with -y or through a link.
     @Test func overwriting() throws {

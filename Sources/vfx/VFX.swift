@@ -24,6 +24,7 @@ enum VFX {
         "model": ModelCommand.run,
         "bench": BenchCommand.run,
         "demo": DemoCommand.run,
+        "detect": DetectCommand.run, "segment": SegmentCommand.run,
     ]
 
     static func main() {

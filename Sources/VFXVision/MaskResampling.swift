@@ -1,0 +1,147 @@
+import Foundation
+
+/// Bilinear upsampling of a small float grid (the model's mask, or the guided filter's coefficients) to a
+/// frame's size, with OpenCV's `INTER_LINEAR` geometry as MediaPipe's mask resize uses it: pixel centres at
+/// +0.5, edges replicated. Rows of the grid are first widened to the frame's width, then each frame row
+/// blends two of them, so the cost per frame pixel is one multiply-add.
+///
+/// ```swift
+/// let upsampler = GridUpsampler()
+/// upsampler.prepare(grid: (256, 256), frame: (1280, 720))
+/// upsampler.widen(grid: maskPointer)                     // once per grid
+/// upsampler.row(y) { top, bottom, weight in … }          // per frame row
+/// ```
+final class GridUpsampler {
+    private(set) var gridWidth = 0, gridHeight = 0, frameWidth = 0, frameHeight = 0
+    private var columns: [(Int32, Int32, Float)] = []
+    private var rows: [(Int32, Int32, Float)] = []
+    /// The grid's rows widened to the frame's width (gridHeight × frameWidth), one buffer per channel.
+    private(set) var widened: [[Float]] = []
+
+    static func taps(outputs: Int, inputs: Int) -> [(Int32, Int32, Float)] {
+        let scale = Float(inputs) / Float(outputs)
+        return (0..<outputs).map { index in
+            let position = max((Float(index) + 0.5) * scale - 0.5, 0)
+            let first = min(Int(position), inputs - 1)
+            let second = min(first + 1, inputs - 1)
+            return (Int32(first), Int32(second), position - Float(first))
+        }
+    }
+
+    /// Sets the sizes; tables are rebuilt only when they change.
+    func prepare(grid: (width: Int, height: Int), frame: (width: Int, height: Int), channels: Int) {
+        if (gridWidth, gridHeight, frameWidth, frameHeight) != (grid.width, grid.height, frame.width, frame.height) {
+            (gridWidth, gridHeight, frameWidth, frameHeight) = (grid.width, grid.height, frame.width, frame.height)
+            columns = Self.taps(outputs: frame.width, inputs: grid.width)
+            rows = Self.taps(outputs: frame.height, inputs: grid.height)
+            widened = []
+        }
+        while widened.count < channels { widened.append([Float](repeating: 0, count: gridHeight * frameWidth)) }
+    }
+
+    /// Widens every row of `grid` (gridHeight × gridWidth floats) into channel `channel`.
+    func widen(grid: UnsafePointer<Float>, channel: Int) {
+        let width = frameWidth, gridWidth = self.gridWidth
+        columns.withUnsafeBufferPointer { columns in
+            widened[channel].withUnsafeMutableBufferPointer { target in
+                for y in 0..<gridHeight {
+                    let source = grid + y * gridWidth
+                    let out = target.baseAddress! + y * width
+                    for x in 0..<width {
+                        let (a, b, t) = columns[x]
+                        let left = source[Int(a)]
+                        out[x] = left + (source[Int(b)] - left) * t
+                    }
+                }
+            }
+        }
+    }
+
+    /// Calls `body` with, for frame row `y`, the two widened rows of `channel` to blend and the weight of the second.
+    @inline(__always) func row<R>(_ y: Int, channel: Int,
+                                  _ body: (UnsafePointer<Float>, UnsafePointer<Float>, Float) -> R) -> R {
+        let (a, b, t) = rows[y]
+        return widened[channel].withUnsafeBufferPointer { buffer in
+            body(buffer.baseAddress! + Int(a) * frameWidth, buffer.baseAddress! + Int(b) * frameWidth, t)
+        }
+    }
+}
+
+/// He, Sun and Tang's guided filter on a small grid: the output is locally `a · guide + b`, with `a` and `b`
+/// fitted in every (2r+1)² window by least squares and then averaged; `epsilon` (in guide units squared)
+/// keeps `a` small where the guide is flat. Applied to a mask with the image's luma as guide, the mask's
+/// edges move onto the image's edges. Returns the averaged `a` and `b`, so that they can be upsampled and
+/// applied to the full-resolution guide (He and Sun's fast guided filter).
+///
+/// ```swift
+/// let filter = GuidedFilter(width: 256, height: 144, radius: 2, epsilon: 0.01)
+/// filter.coefficients(guide: luma, input: mask)      // then filter.a, filter.b
+/// ```
+final class GuidedFilter {
+    let width: Int
+    let height: Int
+    let radius: Int
+    let epsilon: Float
+    private(set) var a: [Float]
+    private(set) var b: [Float]
+    private var meanGuide: [Float], meanInput: [Float], meanGuideSquared: [Float], meanProduct: [Float]
+    private var scratch: [Float], products: [Float], intercepts: [Float]
+
+    init(width: Int, height: Int, radius: Int, epsilon: Float) {
+        self.width = width
+        self.height = height
+        self.radius = radius
+        self.epsilon = epsilon
+        let zeros = [Float](repeating: 0, count: width * height)
+        (a, b, meanGuide, meanInput, meanGuideSquared, meanProduct) = (zeros, zeros, zeros, zeros, zeros, zeros)
+        (scratch, products, intercepts) = (zeros, zeros, zeros)
+    }
+
+    /// Mean over the (2r+1)² window around each cell, clipped at the grid's edges (divided by the cells inside).
+    func boxMean(_ source: UnsafePointer<Float>, into target: UnsafeMutablePointer<Float>) {
+        let width = self.width, height = self.height, radius = self.radius
+        scratch.withUnsafeMutableBufferPointer { scratch in
+            let rows = scratch.baseAddress!
+            for y in 0..<height {
+                let input = source + y * width, output = rows + y * width
+                var sum: Float = 0
+                for x in 0..<min(radius, width) { sum += input[x] }
+                for x in 0..<width {
+                    if x + radius < width { sum += input[x + radius] }
+                    if x - radius - 1 >= 0 { sum -= input[x - radius - 1] }
+                    output[x] = sum / Float(min(x + radius, width - 1) - max(x - radius, 0) + 1)
+                }
+            }
+            for x in 0..<width {
+                var sum: Float = 0
+                for y in 0..<min(radius, height) { sum += rows[y * width + x] }
+                for y in 0..<height {
+                    if y + radius < height { sum += rows[(y + radius) * width + x] }
+                    if y - radius - 1 >= 0 { sum -= rows[(y - radius - 1) * width + x] }
+                    target[y * width + x] = sum / Float(min(y + radius, height - 1) - max(y - radius, 0) + 1)
+                }
+            }
+        }
+    }
+
+    /// Fits `a` and `b` for `input` (width × height) guided by `guide` (same size).
+    func coefficients(guide: UnsafePointer<Float>, input: UnsafePointer<Float>) {
+        let count = width * height
+        meanGuide.withUnsafeMutableBufferPointer { boxMean(guide, into: $0.baseAddress!) }
+        meanInput.withUnsafeMutableBufferPointer { boxMean(input, into: $0.baseAddress!) }
+        products.withUnsafeMutableBufferPointer { p in for i in 0..<count { p[i] = guide[i] * guide[i] } }
+        products.withUnsafeBufferPointer { p in meanGuideSquared.withUnsafeMutableBufferPointer { boxMean(p.baseAddress!, into: $0.baseAddress!) } }
+        products.withUnsafeMutableBufferPointer { p in for i in 0..<count { p[i] = guide[i] * input[i] } }
+        products.withUnsafeBufferPointer { p in meanProduct.withUnsafeMutableBufferPointer { boxMean(p.baseAddress!, into: $0.baseAddress!) } }
+        for i in 0..<count {
+            let variance = meanGuideSquared[i] - meanGuide[i] * meanGuide[i]
+            let covariance = meanProduct[i] - meanGuide[i] * meanInput[i]
+            let slope = covariance / (variance + epsilon)
+            products[i] = slope
+            intercepts[i] = meanInput[i] - slope * meanGuide[i]
+        }
+        // Average the coefficients of every window covering a cell.
+        products.withUnsafeBufferPointer { p in a.withUnsafeMutableBufferPointer { boxMean(p.baseAddress!, into: $0.baseAddress!) } }
+        intercepts.withUnsafeBufferPointer { o in b.withUnsafeMutableBufferPointer { boxMean(o.baseAddress!, into: $0.baseAddress!) } }
+    }
+}

@@ -65,7 +65,7 @@ public final class PersonSegmenter {
         /// 0 turns temporal smoothing off.
         public var smoothing: Float
 
-        public init(guidedRadius: Int = 3, guidedEpsilon: Float = 0.004, smoothing: Float = 0.85) {
+        public init(guidedRadius: Int = 2, guidedEpsilon: Float = 0.03, smoothing: Float = 0.97) {
             self.guidedRadius = guidedRadius
             self.guidedEpsilon = guidedEpsilon
             self.smoothing = smoothing

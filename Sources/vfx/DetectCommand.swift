@@ -136,20 +136,21 @@ enum VisionInput {
         let rate = reader.format.frameRate
         var index = 0
         while let decoded = try reader.nextFrame() {
-            guard let frame = try upright.map({ try $0.process(decoded) }) ?? decoded else { continue }
-            let result = try analyse(frame)
-            let time = frame.timestamp?.seconds ?? rate.map { Double(index) / $0.framesPerSecond } ?? 0
-            switch sink.kind {
-            case .text:
-                print("frame \(index) time \(VisionJSON.number(time)): \(result.json)")
-            case .jsonStandardOutput, .jsonFile:
-                sink.add(line: "{\"frame\": \(index), \"time\": \(VisionJSON.number(time)), \"faces\": \(result.json)}")
-            case .media:
-                var drawn = frame.converted(to: .rgba)
-                result.draw(&drawn)
-                try writer?.write(drawn)
+            for frame in try upright?.frames(from: decoded) ?? [decoded] {
+                let result = try analyse(frame)
+                let time = frame.timestamp?.seconds ?? rate.map { Double(index) / $0.framesPerSecond } ?? 0
+                switch sink.kind {
+                case .text:
+                    print("frame \(index) time \(VisionJSON.seconds(time)): \(result.json)")
+                case .jsonStandardOutput, .jsonFile:
+                    sink.add(line: "{\"frame\": \(index), \"time\": \(VisionJSON.seconds(time)), \"faces\": \(result.json)}")
+                case .media:
+                    var drawn = frame.converted(to: .rgba)
+                    result.draw(&drawn)
+                    try writer?.write(drawn)
+                }
+                index += 1
             }
-            index += 1
         }
         try writer?.finish()
         try sink.finish()
@@ -160,6 +161,12 @@ enum VisionInput {
 enum VisionJSON {
     static func number(_ value: Double) -> String {
         value.isFinite ? String(format: "%.6g", value) : "null"
+    }
+
+    /// A time in seconds, always with a decimal point (`0.0`, `0.04`).
+    static func seconds(_ value: Double) -> String {
+        let text = number(value)
+        return text.contains(".") || text.contains("e") || text == "null" ? text : text + ".0"
     }
 
     static func number(_ value: Float) -> String { number(Double(value)) }

@@ -45,10 +45,11 @@ enum SegmentCommand {
             throw UsageError("\(output): an image holds one frame, but \(input) has \(count); write a video (.y4m, .mp4, .mkv)")
         }
         while let decoded = try reader.nextFrame() {
-            guard let frame = try upright.map({ try $0.process(decoded) }) ?? decoded else { continue }
-            var mask = segmenter.segment(frame).frame
-            mask.duration = frame.duration
-            try writer.write(mask)
+            for frame in try upright?.frames(from: decoded) ?? [decoded] {
+                var mask = segmenter.segment(frame).frame
+                mask.duration = frame.duration
+                try writer.write(mask)
+            }
         }
         try writer.finish()
     }

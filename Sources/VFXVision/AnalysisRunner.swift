@@ -1,0 +1,119 @@
+import Foundation
+import VFXCore
+import VFXPipeline
+
+/// Runs an analysis (face detection, segmentation…) beside a frame chain, on its own thread and at its own
+/// rate: `submit` hands it a frame without waiting; if the worker is still busy, the frame waiting for it is
+/// replaced by the newer one (never queued), and each result is published with the timestamp of the frame
+/// it came from through `results` (a `LatestValue`), where effects read the latest.
+///
+/// ```swift
+/// let detector = try FaceDetector(model: .shortRange)
+/// let smoother = FaceSmoother()
+/// let faces = AnalysisRunner<FaceObservations> { frame in
+///     let found = smoother.smooth(detector.detect(in: frame), at: frame.timestamp?.seconds ?? 0,
+///                                 width: frame.width, height: frame.height)
+///     return FaceObservations(faces: found, timestamp: frame.timestamp)
+/// }
+/// faces.submit(frame)                                  // frame thread: returns at once
+/// if let latest = faces.results.latest { … }           // the newest smoothed faces and their frame's time
+/// faces.stop()
+/// ```
+public final class AnalysisRunner<Result: Sendable>: @unchecked Sendable {
+    // Sendable: `pending`, `stopping`, `busy`, the counters and `lastError` are only touched while holding
+    // `condition`'s lock. `analyse` (and the detectors it captures, which are not thread-safe) is called only
+    // by the one worker thread, never concurrently, and never after `stop()` returns.
+    public let results = LatestValue<Result>()
+    private let analyse: (VideoFrame) throws -> Result
+    private let condition = NSCondition()
+    private var pending: VideoFrame?
+    private var stopping = false
+    private var busy = false
+    private var finished = false
+    private var analysed = 0
+    private var replaced = 0
+    private var lastFailure: String?
+
+    /// Starts the worker thread. `analyse` runs only there.
+    public init(analyse: @escaping (VideoFrame) throws -> Result) {
+        self.analyse = analyse
+        let thread = Thread { [self] in work() }
+        thread.name = "VFXVision analysis"
+        thread.start()
+    }
+
+    /// Offers `frame` for analysis and returns at once; a frame still waiting is dropped in its favour.
+    public func submit(_ frame: VideoFrame) {
+        condition.lock()
+        if pending != nil { replaced += 1 }
+        pending = frame
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Waits until every submitted frame has been analysed or replaced (for offline runs and tests).
+    public func waitUntilIdle() {
+        condition.lock()
+        while (pending != nil || busy) && !finished { condition.wait() }
+        condition.unlock()
+    }
+
+    /// Stops the worker after the analysis in progress; waits for it.
+    public func stop() {
+        condition.lock()
+        stopping = true
+        pending = nil
+        condition.broadcast()
+        while !finished { condition.wait() }
+        condition.unlock()
+    }
+
+    deinit {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Frames analysed, and frames replaced by a newer one before the worker got to them.
+    public var counts: (analysed: Int, replaced: Int) {
+        condition.lock()
+        defer { condition.unlock() }
+        return (analysed, replaced)
+    }
+
+    /// The message of the last analysis that threw, if any (the runner carries on with the next frame).
+    public var lastError: String? {
+        condition.lock()
+        defer { condition.unlock() }
+        return lastFailure
+    }
+
+    private func work() {
+        while true {
+            condition.lock()
+            while pending == nil && !stopping { condition.wait() }
+            guard !stopping, let frame = pending else {
+                finished = true
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
+            pending = nil
+            busy = true
+            condition.unlock()
+            var failure: String?
+            do {
+                results.publish(try analyse(frame), timestamp: frame.timestamp)
+            } catch {
+                failure = "\(error)"
+            }
+            condition.lock()
+            busy = false
+            analysed += 1
+            if let failure { lastFailure = failure }
+            condition.broadcast()
+            condition.unlock()
+        }
+    }
+}

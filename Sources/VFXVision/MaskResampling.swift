@@ -82,57 +82,85 @@ final class GuidedFilter {
     let height: Int
     let radius: Int
     let epsilon: Float
-    private(set) var a: [Float]
-    private(set) var b: [Float]
-    private var meanGuide: [Float], meanInput: [Float], meanGuideSquared: [Float], meanProduct: [Float]
-    private var scratch: [Float], products: [Float], intercepts: [Float]
+    /// One allocation for every plane below (count floats each), owned here and freed in deinit.
+    private let storage: UnsafeMutablePointer<Float>
+    /// The averaged coefficients after `coefficients(guide:input:)`.
+    let a: UnsafeMutablePointer<Float>
+    let b: UnsafeMutablePointer<Float>
+    private let meanGuide: UnsafeMutablePointer<Float>, meanInput: UnsafeMutablePointer<Float>
+    private let meanGuideSquared: UnsafeMutablePointer<Float>, meanProduct: UnsafeMutablePointer<Float>
+    private let scratch: UnsafeMutablePointer<Float>, products: UnsafeMutablePointer<Float>
+    private let intercepts: UnsafeMutablePointer<Float>, columnSums: UnsafeMutablePointer<Float>
 
     init(width: Int, height: Int, radius: Int, epsilon: Float) {
         self.width = width
         self.height = height
         self.radius = radius
         self.epsilon = epsilon
-        let zeros = [Float](repeating: 0, count: width * height)
-        (a, b, meanGuide, meanInput, meanGuideSquared, meanProduct) = (zeros, zeros, zeros, zeros, zeros, zeros)
-        (scratch, products, intercepts) = (zeros, zeros, zeros)
+        let count = width * height
+        storage = .allocate(capacity: 9 * count + width)
+        storage.initialize(repeating: 0, count: 9 * count + width)
+        (a, b, meanGuide, meanInput) = (storage, storage + count, storage + 2 * count, storage + 3 * count)
+        (meanGuideSquared, meanProduct, scratch) = (storage + 4 * count, storage + 5 * count, storage + 6 * count)
+        (products, intercepts, columnSums) = (storage + 7 * count, storage + 8 * count, storage + 9 * count)
     }
+
+    deinit { storage.deallocate() }
 
     /// Mean over the (2r+1)² window around each cell, clipped at the grid's edges (divided by the cells inside).
     func boxMean(_ source: UnsafePointer<Float>, into target: UnsafeMutablePointer<Float>) {
         let width = self.width, height = self.height, radius = self.radius
-        scratch.withUnsafeMutableBufferPointer { scratch in
-            let rows = scratch.baseAddress!
-            for y in 0..<height {
-                let input = source + y * width, output = rows + y * width
+        let rows = scratch
+        // Horizontal pass: inside the row the window sum as 2r+1 shifted loads, eight outputs at a time;
+        // the r cells at each end average what the window holds of the row.
+        let inverse = 1 / Float(2 * radius + 1)
+        let leftEnd = min(radius, width), rightStart = max(width - radius, leftEnd)
+        for y in 0..<height {
+            let input = source + y * width, output = rows + y * width
+            var x = leftEnd
+            while x + 8 <= rightStart {
+                var sum = UnsafeRawPointer(input + x - radius).loadUnaligned(as: SIMD8<Float>.self)
+                for k in 1..<(2 * radius + 1) { sum += UnsafeRawPointer(input + x - radius + k).loadUnaligned(as: SIMD8<Float>.self) }
+                UnsafeMutableRawPointer(output + x).storeBytes(of: sum * inverse, as: SIMD8<Float>.self)
+                x += 8
+            }
+            while x < rightStart {
                 var sum: Float = 0
-                for x in 0..<min(radius, width) { sum += input[x] }
-                for x in 0..<width {
-                    if x + radius < width { sum += input[x + radius] }
-                    if x - radius - 1 >= 0 { sum -= input[x - radius - 1] }
-                    output[x] = sum / Float(min(x + radius, width - 1) - max(x - radius, 0) + 1)
+                for k in (x - radius)...(x + radius) { sum += input[k] }
+                output[x] = sum * inverse
+                x += 1
+            }
+            for range in [0..<leftEnd, rightStart..<width] {
+                for x in range {
+                    let low = max(x - radius, 0), high = min(x + radius, width - 1)
+                    var sum: Float = 0
+                    for k in low...high { sum += input[k] }
+                    output[x] = sum / Float(high - low + 1)
                 }
             }
-            for x in 0..<width {
-                var sum: Float = 0
-                for y in 0..<min(radius, height) { sum += rows[y * width + x] }
-                for y in 0..<height {
-                    if y + radius < height { sum += rows[(y + radius) * width + x] }
-                    if y - radius - 1 >= 0 { sum -= rows[(y - radius - 1) * width + x] }
-                    target[y * width + x] = sum / Float(min(y + radius, height - 1) - max(y - radius, 0) + 1)
-                }
-            }
+        }
+        // Vertical pass a row at a time, with one running sum per column, so memory is read in order.
+        let running = columnSums
+        for x in 0..<width { running[x] = 0 }
+        for y in 0..<min(radius, height) { let row = rows + y * width; for x in 0..<width { running[x] += row[x] } }
+        for y in 0..<height {
+            if y + radius < height { let row = rows + (y + radius) * width; for x in 0..<width { running[x] += row[x] } }
+            if y - radius - 1 >= 0 { let row = rows + (y - radius - 1) * width; for x in 0..<width { running[x] -= row[x] } }
+            let inverse = 1 / Float(min(y + radius, height - 1) - max(y - radius, 0) + 1)
+            let output = target + y * width
+            for x in 0..<width { output[x] = running[x] * inverse }
         }
     }
 
     /// Fits `a` and `b` for `input` (width × height) guided by `guide` (same size).
     func coefficients(guide: UnsafePointer<Float>, input: UnsafePointer<Float>) {
         let count = width * height
-        meanGuide.withUnsafeMutableBufferPointer { boxMean(guide, into: $0.baseAddress!) }
-        meanInput.withUnsafeMutableBufferPointer { boxMean(input, into: $0.baseAddress!) }
-        products.withUnsafeMutableBufferPointer { p in for i in 0..<count { p[i] = guide[i] * guide[i] } }
-        products.withUnsafeBufferPointer { p in meanGuideSquared.withUnsafeMutableBufferPointer { boxMean(p.baseAddress!, into: $0.baseAddress!) } }
-        products.withUnsafeMutableBufferPointer { p in for i in 0..<count { p[i] = guide[i] * input[i] } }
-        products.withUnsafeBufferPointer { p in meanProduct.withUnsafeMutableBufferPointer { boxMean(p.baseAddress!, into: $0.baseAddress!) } }
+        boxMean(guide, into: meanGuide)
+        boxMean(input, into: meanInput)
+        for i in 0..<count { products[i] = guide[i] * guide[i] }
+        boxMean(products, into: meanGuideSquared)
+        for i in 0..<count { products[i] = guide[i] * input[i] }
+        boxMean(products, into: meanProduct)
         for i in 0..<count {
             let variance = meanGuideSquared[i] - meanGuide[i] * meanGuide[i]
             let covariance = meanProduct[i] - meanGuide[i] * meanInput[i]
@@ -141,7 +169,7 @@ final class GuidedFilter {
             intercepts[i] = meanInput[i] - slope * meanGuide[i]
         }
         // Average the coefficients of every window covering a cell.
-        products.withUnsafeBufferPointer { p in a.withUnsafeMutableBufferPointer { boxMean(p.baseAddress!, into: $0.baseAddress!) } }
-        intercepts.withUnsafeBufferPointer { o in b.withUnsafeMutableBufferPointer { boxMean(o.baseAddress!, into: $0.baseAddress!) } }
+        boxMean(products, into: a)
+        boxMean(intercepts, into: b)
     }
 }

@@ -145,11 +145,11 @@ public final class PersonSegmenter {
         let target = buffer.planes[0]
         if let guided {
             let scale: Float = 1 / 255
-            for i in 0..<count { guide[i] *= scale }
+            guide.withUnsafeMutableBufferPointer { guide in for i in 0..<count { guide[i] *= scale } }
             guide.withUnsafeBufferPointer { g in smoothed.withUnsafeBufferPointer { guided.coefficients(guide: g.baseAddress!, input: $0.baseAddress!) } }
             upsampler.prepare(grid: (gridWidth, gridHeight), frame: (width, height), channels: 2)
-            guided.a.withUnsafeBufferPointer { upsampler.widen(grid: $0.baseAddress!, channel: 0) }
-            guided.b.withUnsafeBufferPointer { upsampler.widen(grid: $0.baseAddress!, channel: 1) }
+            upsampler.widen(grid: guided.a, channel: 0)
+            upsampler.widen(grid: guided.b, channel: 1)
             if frame.format.isRGB && lumaRowCapacity < width {
                 lumaRow?.deallocate()
                 lumaRow = .allocate(capacity: width)

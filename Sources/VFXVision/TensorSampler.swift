@@ -88,13 +88,11 @@ final class TensorSampler {
                 lumaRows[j] = Taps(position: y, count: source.height, border: border)
                 chromaRows[j] = Taps(position: (y - 0.5) / 2, count: source.chromaHeight, border: border)
             }
-            for j in 0..<height {
-                let row = lumaRows[j], chromaRow = chromaRows[j]
-                for i in 0..<width {
-                    let value = source.rgb(columns: lumaColumns[i], rows: row, chromaColumns: chromaColumns[i],
-                                           chromaRows: chromaRow)
-                    store(value, at: j * width + i, tensor: tensor, guide: guide, scale: scale)
-                }
+            // One loop per layout, so each inner loop is specialized for its planes.
+            switch source.layout {
+            case .yuv: fill(tensor: tensor, guide: guide, scale: scale) { source.yuv(columns: $0, rows: $1, chromaColumns: $2, chromaRows: $3) }
+            case .packed: fill(tensor: tensor, guide: guide, scale: scale) { columns, rows, _, _ in source.packed(columns: columns, rows: rows) }
+            case .gray: fill(tensor: tensor, guide: guide, scale: scale) { columns, rows, _, _ in source.gray(columns: columns, rows: rows) }
             }
             return
         }
@@ -112,12 +110,27 @@ final class TensorSampler {
         }
     }
 
+    /// The axis-aligned loop over the precomputed taps.
+    @inline(__always) private func fill(tensor: UnsafeMutablePointer<Float>, guide: UnsafeMutablePointer<Float>?, scale: Float,
+                                        pixel: (Taps, Taps, Taps, Taps) -> SIMD4<Float>) {
+        lumaColumns.withUnsafeBufferPointer { lumaColumns in
+            chromaColumns.withUnsafeBufferPointer { chromaColumns in
+                for j in 0..<height {
+                    let row = lumaRows[j], chromaRow = chromaRows[j]
+                    for i in 0..<width {
+                        store(pixel(lumaColumns[i], row, chromaColumns[i], chromaRow), at: j * width + i, tensor: tensor,
+                              guide: guide, scale: scale)
+                    }
+                }
+            }
+        }
+    }
+
     @inline(__always) private func store(_ value: SIMD4<Float>, at index: Int, tensor: UnsafeMutablePointer<Float>,
                                          guide: UnsafeMutablePointer<Float>?, scale: Float) {
-        let clamped = value.clamped(lowerBound: .zero, upperBound: SIMD4(repeating: 255))
-        tensor[3 * index] = clamped.x * scale + range.min
-        tensor[3 * index + 1] = clamped.y * scale + range.min
-        tensor[3 * index + 2] = clamped.z * scale + range.min
+        tensor[3 * index] = min(max(value.x, 0), 255) * scale + range.min
+        tensor[3 * index + 1] = min(max(value.y, 0), 255) * scale + range.min
+        tensor[3 * index + 2] = min(max(value.z, 0), 255) * scale + range.min
         guide?[index] = value.w
     }
 }
@@ -200,26 +213,35 @@ struct SourcePixels {
     /// (R, G, B, guide luma) at the given taps, black outside the frame with a zero border.
     @inline(__always) func rgb(columns: Taps, rows: Taps, chromaColumns: Taps, chromaRows: Taps) -> SIMD4<Float> {
         switch layout {
-        case .yuv:
-            let yValue = Self.bilinear(luma, stride: lumaStride, step: 1, columns: columns, rows: rows)
-            let coverage = columns.coverage * rows.coverage
-            // The chroma taps' own coverage can differ from luma's at the frame edge: rescale to luma's.
-            let chromaCoverage = chromaColumns.coverage * chromaRows.coverage
-            let chromaScale = chromaCoverage > 0 ? coverage / chromaCoverage : 0
-            let u = Self.bilinear(first, stride: chromaStride, step: chromaStep, columns: chromaColumns, rows: chromaRows)
-                * chromaScale - 128 * coverage
-            let v = Self.bilinear(second, stride: chromaStride, step: chromaStep, columns: chromaColumns, rows: chromaRows)
-                * chromaScale - 128 * coverage
-            let l = k * (yValue - y0 * coverage)
-            return SIMD4(l + rv * v, l - gu * u - gv * v, l + bu * u, yValue)
-        case .packed:
-            let r = Self.bilinear(luma + redOffset, stride: lumaStride, step: 4, columns: columns, rows: rows)
-            let g = Self.bilinear(luma + greenOffset, stride: lumaStride, step: 4, columns: columns, rows: rows)
-            let b = Self.bilinear(luma + blueOffset, stride: lumaStride, step: 4, columns: columns, rows: rows)
-            return SIMD4(r, g, b, 0.299 * r + 0.587 * g + 0.114 * b)
-        case .gray:
-            let value = Self.bilinear(luma, stride: lumaStride, step: 1, columns: columns, rows: rows)
-            return SIMD4(value, value, value, value)
+        case .yuv: yuv(columns: columns, rows: rows, chromaColumns: chromaColumns, chromaRows: chromaRows)
+        case .packed: packed(columns: columns, rows: rows)
+        case .gray: gray(columns: columns, rows: rows)
         }
+    }
+
+    @inline(__always) func yuv(columns: Taps, rows: Taps, chromaColumns: Taps, chromaRows: Taps) -> SIMD4<Float> {
+        let yValue = Self.bilinear(luma, stride: lumaStride, step: 1, columns: columns, rows: rows)
+        let coverage = columns.coverage * rows.coverage
+        // The chroma taps' own coverage can differ from luma's at the frame's edge: rescale to luma's.
+        let chromaCoverage = chromaColumns.coverage * chromaRows.coverage
+        let chromaScale = coverage == chromaCoverage ? 1 : chromaCoverage > 0 ? coverage / chromaCoverage : 0
+        let u = Self.bilinear(first, stride: chromaStride, step: chromaStep, columns: chromaColumns, rows: chromaRows)
+            * chromaScale - 128 * coverage
+        let v = Self.bilinear(second, stride: chromaStride, step: chromaStep, columns: chromaColumns, rows: chromaRows)
+            * chromaScale - 128 * coverage
+        let l = k * (yValue - y0 * coverage)
+        return SIMD4(l + rv * v, l - gu * u - gv * v, l + bu * u, yValue)
+    }
+
+    @inline(__always) func packed(columns: Taps, rows: Taps) -> SIMD4<Float> {
+        let r = Self.bilinear(luma + redOffset, stride: lumaStride, step: 4, columns: columns, rows: rows)
+        let g = Self.bilinear(luma + greenOffset, stride: lumaStride, step: 4, columns: columns, rows: rows)
+        let b = Self.bilinear(luma + blueOffset, stride: lumaStride, step: 4, columns: columns, rows: rows)
+        return SIMD4(r, g, b, 0.299 * r + 0.587 * g + 0.114 * b)
+    }
+
+    @inline(__always) func gray(columns: Taps, rows: Taps) -> SIMD4<Float> {
+        let value = Self.bilinear(luma, stride: lumaStride, step: 1, columns: columns, rows: rows)
+        return SIMD4(value, value, value, value)
     }
 }

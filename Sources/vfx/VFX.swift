@@ -13,6 +13,7 @@ enum VFX {
           filters [--json]                         list the filters and their parameters
           model info|run MODEL ...                 inspect or run a TFLite model
           bench ...                                time a filter chain or a model (optionally against FFmpeg)
+          detect faces|landmarks INPUT, segment INPUT -o OUT   faces, face meshes, person masks
           demo                                     process the sample media into demo-output/
 
         'vfx <command> --help' describes a command.

@@ -117,3 +117,37 @@ public final class AnalysisRunner<Result: Sendable>: @unchecked Sendable {
         }
     }
 }
+
+/// A chain stage that hands each frame to an `AnalysisRunner` and passes the frame on with the runner's
+/// latest result attached (`frame.attachments[Value.self]`; the value carries its own frame's timestamp).
+/// Live, the frame never waits for the analysis (the result may be a frame or two old); offline
+/// (`waitForEachFrame`), each frame waits for its own result, so a file run is the same every time.
+///
+/// ```swift
+/// let segmenter = try PersonSegmenter(model: .landscape)
+/// let masks = AnalysisAttacher(runner: AnalysisRunner<PersonMask> { segmenter.segment($0) })
+/// let chain = ProcessorChain([masks, backgroundBlur])      // the blur reads frame.attachments[PersonMask.self]
+/// ```
+public final class AnalysisAttacher<Value: FrameAttachment>: FrameProcessor {
+    public let runner: AnalysisRunner<Value>
+    public let waitForEachFrame: Bool
+
+    public init(runner: AnalysisRunner<Value>, waitForEachFrame: Bool = false) {
+        self.runner = runner
+        self.waitForEachFrame = waitForEachFrame
+    }
+
+    public func configure(for input: FrameFormat) throws -> FrameFormat { input }
+
+    public func process(_ frame: consuming VideoFrame, emit: FrameEmitter) throws {
+        var frame = frame
+        runner.submit(frame)
+        if waitForEachFrame { runner.waitUntilIdle() }
+        if let latest = runner.results.latest { frame.attachments[Value.self] = latest.value }
+        try emit(frame)
+    }
+
+    public func flush(emit: FrameEmitter) throws {}
+
+    public func release() { runner.stop() }
+}

@@ -107,4 +107,23 @@ final class SmoothingTests: XCTestCase {
         XCTAssertEqual(frame.attachments[PersonMask.self]?.width, 64)
         XCTAssertEqual(frame.attachments[PersonMask.self]?.timestamp, MediaTime(value: 7, timescale: 25))
     }
+
+    /// The attaching stage, offline: every frame leaves with the faces found in that very frame.
+    func testAttacherAttachesEachFramesOwnResult() throws {
+        try VisionReference.require()
+        let detector = try FaceDetector(model: .shortRange)
+        let stage = AnalysisAttacher(runner: AnalysisRunner<FaceObservations> { frame in
+            FaceObservations(faces: detector.detect(in: frame), timestamp: frame.timestamp)
+        }, waitForEachFrame: true)
+        let frames = try VisionReference.clip().prefix(10)
+        _ = try stage.configure(for: FrameFormat(of: frames[frames.startIndex]))
+        for frame in frames {
+            let out = try stage.frames(from: frame)
+            XCTAssertEqual(out.count, 1)
+            let faces = try XCTUnwrap(out[0].attachments[FaceObservations.self])
+            XCTAssertEqual(faces.timestamp, frame.timestamp)
+            XCTAssertEqual(faces.faces.count, 1)
+        }
+        stage.release()
+    }
 }

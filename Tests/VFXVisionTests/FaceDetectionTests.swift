@@ -148,6 +148,46 @@ final class FaceDetectionTests: XCTestCase {
         }
     }
 
+    /// Group pictures (portraits shrunk into a 4×2 and a 6×3 grid on 1280×720, one face per tile): recall
+    /// (tiles with a face found) and precision (faces found inside a tile, one per tile), ours beside
+    /// MediaPipe's. The full-range model must find at least what MediaPipe's finds, less 5 %, at precision ≥ 0.95.
+    func testGroupPicturesFindWhatMediaPipeFinds() throws {
+        try VisionReference.require()
+        let tiles = try XCTUnwrap(try VisionReference.json("groups.json")["tiles"] as? [String: [[Double]]])
+        let reference = try XCTUnwrap(try VisionReference.json("faces.json")["images"] as? [String: [String: Any]])
+        func score(_ faces: [VisionReference.Face], tiles: [[Double]]) -> (found: Int, correct: Int) {
+            var used = Set<Int>()
+            var correct = 0
+            for face in faces {
+                let centre = face.box.center
+                if let tile = tiles.firstIndex(where: { Float($0[0]) <= centre.x && centre.x <= Float($0[0] + $0[2])
+                    && Float($0[1]) <= centre.y && centre.y <= Float($0[1] + $0[3]) }), !used.contains(tile) {
+                    used.insert(tile)
+                    correct += 1
+                }
+            }
+            return (used.count, correct)
+        }
+        for model in FaceDetector.Model.allCases {
+            let key = model == .shortRange ? "short" : "full"
+            let detector = try FaceDetector(model: model)
+            var ours = (found: 0, correct: 0, detections: 0), theirs = (found: 0, correct: 0, detections: 0), total = 0
+            for (name, rectangles) in tiles.sorted(by: { $0.key < $1.key }) {
+                let mine = detector.detect(in: try VisionReference.picture(name)).map(VisionReference.Face.init)
+                let mediaPipe = try VisionReference.faces(reference[name]?[key])
+                let a = score(mine, tiles: rectangles), b = score(mediaPipe, tiles: rectangles)
+                ours = (ours.found + a.found, ours.correct + a.correct, ours.detections + mine.count)
+                theirs = (theirs.found + b.found, theirs.correct + b.correct, theirs.detections + mediaPipe.count)
+                total += rectangles.count
+            }
+            let recall = Float(ours.found) / Float(total), mediaPipeRecall = Float(theirs.found) / Float(total)
+            let precision = ours.detections == 0 ? 1 : Float(ours.correct) / Float(ours.detections)
+            print("groups \(key): recall \(recall) (MediaPipe \(mediaPipeRecall)), precision \(precision)")
+            XCTAssertGreaterThanOrEqual(recall, mediaPipeRecall - 0.05, key)
+            XCTAssertGreaterThanOrEqual(precision, 0.95, key)
+        }
+    }
+
     /// Every frame of the clip, decoded by VideoFX (I420, sampled in YUV) while MediaPipe got FFmpeg's RGB.
     func testCarphoneClipAgreesWithMediaPipe() throws {
         try VisionReference.require()

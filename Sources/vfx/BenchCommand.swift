@@ -14,12 +14,14 @@ enum BenchCommand {
         usage: vfx bench --filter CHAIN [--input X.y4m | --size WxH] [--frames N] [--threads N] [--ffmpeg GRAPH] [--json]
                vfx bench --model MODEL.tflite [--threads N] [--runs N] [--warmup N] [--json]
                vfx bench --passthrough INPUT [--repeats N] [--json]
+               vfx bench --vision faces|faces-full|landmarks|segment|segment-landscape --input FILE [--threads N] [--json]
 
           --filter       time a chain on a y4m clip or a generated frame, beside FFmpeg's equivalent graph
           --model        time one invoke of a TFLite model on VideoFX's interpreter
           --passthrough  read every frame of INPUT and write it to y4m, beside `ffmpeg -i INPUT -f yuv4mpegpipe`
                          (one thread each, best of --repeats; files go to a private folder in /dev/shm,
                          removed on any exit)
+          --vision       time face detection, face mesh tracking or segmentation per frame, beside MediaPipe
         """
 
     static func run(_ arguments: inout Arguments) throws {
@@ -29,7 +31,9 @@ enum BenchCommand {
         defer { interrupt.restore() }
         let words = arguments.words
         func has(_ name: String) -> Bool { words.contains { $0 == name || $0.hasPrefix(name + "=") } }
-        if has("--model") {
+        if has("--vision") {
+            try VisionBenchCommand.run(&arguments)
+        } else if has("--model") {
             try ModelBenchCommand.run(&arguments)
         } else if has("--passthrough") {
             try passThrough(&arguments)
@@ -38,7 +42,7 @@ enum BenchCommand {
         } else if arguments.flag("--help", "-h") {
             print(help)
         } else {
-            throw UsageError("bench needs --filter CHAIN, --model MODEL or --passthrough INPUT (vfx bench --help)")
+            throw UsageError("bench needs --filter CHAIN, --model MODEL, --passthrough INPUT or --vision KIND (vfx bench --help)")
         }
     }
 

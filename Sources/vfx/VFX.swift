@@ -17,6 +17,7 @@ enum VFX {
           filters [--json]                         list the filters and their parameters
           model info|run MODEL ...                 inspect or run a TFLite model
           bench ...                                time a filter chain or a model (optionally against FFmpeg)
+          detect faces|landmarks INPUT, segment INPUT -o OUT   faces, face meshes, person masks
           demo                                     process the sample media into demo-output/
           help [COMMAND]                           describe vfx or one command
 
@@ -35,6 +36,8 @@ enum VFX {
         "model": Command(run: ModelCommand.run, help: ModelCommand.usage),
         "bench": Command(run: BenchCommand.run, help: BenchCommand.help),
         "demo": Command(run: DemoCommand.run, help: DemoCommand.help),
+        "detect": Command(run: DetectCommand.run, help: DetectCommand.help),
+        "segment": Command(run: SegmentCommand.run, help: SegmentCommand.help),
     ]
 
     static func main() {

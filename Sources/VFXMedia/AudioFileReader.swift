@@ -39,7 +39,8 @@ public final class AudioFileReader {
     private var decoder: UnsafeMutablePointer<AVCodecContext>?
     private var resampler: OpaquePointer?
     private let fifo: OpaquePointer
-    private let streamIndex: Int32
+    /// The stream's index in the file.
+    let streamIndex: Int32
     private let packet: Packet
     private let frame: Frame
     private var converted: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>

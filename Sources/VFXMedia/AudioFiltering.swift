@@ -64,15 +64,22 @@ public struct AudioRunSummary: Sendable {
     public var seconds: Double { filterRate > 0 ? Double(frames) / Double(filterRate) : 0 }
 }
 
-/// A video file's audio track after filtering, encoded for a given container: give it to `MediaWriter`
-/// in place of the source's track.
+/// A video file's audio stream after filtering, encoded for a given container: give it to `MediaWriter`
+/// (`filteredAudio:`), which writes it in place of the source's stream it came from (the file's other
+/// audio and subtitle streams are kept as they are).
 public final class FilteredAudio {
-    let track: AudioTrack
+    let track: SourceTrack
     public let summary: AudioRunSummary
 
-    init(track: AudioTrack, summary: AudioRunSummary) {
+    init(track: SourceTrack, summary: AudioRunSummary) {
         self.track = track
         self.summary = summary
+    }
+
+    /// `tracks` with the one `filtered` replaces swapped for it.
+    static func tracks(_ tracks: [SourceTrack], replacedBy filtered: FilteredAudio?) -> [SourceTrack] {
+        guard let filtered else { return tracks }
+        return tracks.map { $0.kind == .audio && $0.inputIndex == filtered.track.inputIndex ? filtered.track : $0 }
     }
 }
 
@@ -167,8 +174,10 @@ public enum AudioFiltering {
         case .mov: ("mov", ["aac"])
         case .mkv: ("matroska", ["libopus", "aac"])
         case .webm: ("webm", ["libopus", "libvorbis"])
-        case .y4m, .png, .jpeg:
-            throw MediaError.unsupportedFrame(path: output, reason: "\(kind.rawValue) holds no audio; write .mp4, .mkv, .webm or .mov")
+        case .ts: ("mpegts", ["aac"])
+        case .avi: ("avi", ["libmp3lame"])
+        case .gif, .y4m, .png, .jpeg:
+            throw MediaError.unsupportedFrame(path: output, reason: "\(kind.rawValue) holds no audio; write .mp4, .mkv, .webm, .mov, .ts or .avi")
         }
         let reader = try openReader(input, filter: filter)
         guard let format = av_guess_format(muxer, nil, nil) else { throw MediaError.writeFailed(path: output, reason: "no \(muxer) muxer") }
@@ -202,11 +211,11 @@ public enum AudioFiltering {
             avcodec_parameters_free(&pointer)
         }
         avcodec_parameters_from_context(parameters, encoder.context)
-        guard let track = AudioTrack(copying: parameters, timeBase: encoder.context.pointee.time_base) else {
+        guard let track = SourceTrack(parameters: parameters, timeBase: encoder.context.pointee.time_base,
+                                      inputIndex: Int(reader.streamIndex), kind: .audio) else {
             throw MediaError.writeFailed(path: output, reason: "out of memory")
         }
         for packet in packets { track.packets.push(packet) }
-        track.packets.close()
         return FilteredAudio(track: track, summary: summary.encoded(with: encoder))
     }
 

@@ -12,8 +12,12 @@ import VFXPipeline
 /// vfx apply talk.mp4 -o talk-quiet.mp4 --audio-filter gain:db=-6 --filter sepia
 /// ```
 enum AudioApply {
-    static func run(input: String, output: String, audioChain: String, videoChain: String, threads: Int?, quiet: Bool) throws {
-        let chain = try AudioChain(parsing: audioChain)
+    static func run(input: String, output: String, videoChain: String, settings: ApplyCommand.Settings) throws {
+        let quiet = settings.quiet
+        let chain = try AudioChain(parsing: settings.audioChain ?? "")
+        if settings.trim.start != nil || settings.trim.duration != nil || settings.trim.frames != nil || settings.trim.skipFrames > 0 {
+            throw UsageError("--audio-filter and audio outputs take the whole input: leave out --start, --duration, --frames and --frame")
+        }
         let video = try FilterChain(parsing: videoChain)
         let bar = AudioProgressBar(label: ApplyCommand.displayName(output), enabled: !quiet && Terminal.isInteractive)
         let interrupt = InterruptHandler()
@@ -45,11 +49,11 @@ enum AudioApply {
         }
         bar.finish()
         interrupt.restore()
-        let result = try ApplyCommand.transcode(input: input, output: output, chain: video, threads: threads, quiet: quiet,
-                                                filteredAudio: filtered)
+        let result = try ApplyCommand.transcode(input: input, output: output, chain: video, threads: settings.threads, quiet: quiet,
+                                                encoding: settings.encoding, trim: settings.trim, filteredAudio: filtered)
         if !quiet {
-            Terminal.error(ApplyCommand.summary(output: output, format: result.format, stats: result.stats, audio: .none)
-                           + "; audio: " + describe(filtered.summary, chain: chain))
+            Terminal.error(ApplyCommand.summary(output: output, format: result.format, stats: result.stats, tracks: [],
+                                                frames: result.framesWritten) + "; audio: " + describe(filtered.summary, chain: chain))
         }
     }
 

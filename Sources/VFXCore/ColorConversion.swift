@@ -55,27 +55,25 @@ enum ColorConversion {
         let rToU: Int32, gToU: Int32, bToU: Int32
         let rToV: Int32, gToV: Int32, bToV: Int32
 
+        /// The coefficients of `YUVCoding(color)` in 16.16 fixed point on 0…255 values.
         init(_ color: ColorDescription) {
-            let (kr, kb) = color.matrix.weights
-            let kg = 1 - kr - kb
-            let limited = color.range == .limited
-            let ys: Float = limited ? 255.0 / 219.0 : 1
-            let cs: Float = limited ? 255.0 / 224.0 : 1
+            let coding = YUVCoding(color)
+            let w = coding.weights
+            let ys = 255 / coding.lumaScale, cs = 255 / coding.chromaScale
             func fixed(_ v: Float) -> Int32 { Int32((v * 65536).rounded()) }
-            yOffset = limited ? 16 : 0
+            yOffset = Int32(coding.lumaOffset)
             yScale = fixed(ys)
-            crToR = fixed(2 * (1 - kr) * cs)
-            cbToB = fixed(2 * (1 - kb) * cs)
-            cbToG = fixed(2 * kb * (1 - kb) / kg * cs)
-            crToG = fixed(2 * kr * (1 - kr) / kg * cs)
-            let yo: Float = limited ? 219.0 / 255.0 : 1
-            let co: Float = limited ? 224.0 / 255.0 : 1
-            rToY = fixed(kr * yo); gToY = fixed(kg * yo); bToY = fixed(kb * yo)
-            yAdd = (limited ? 16 : 0) << 16 + (1 << 15)
-            // U = (B - Y') / (2(1 - Kb)), V = (R - Y') / (2(1 - Kr)), then scaled by `co`.
-            let u = co / (2 * (1 - kb)), v = co / (2 * (1 - kr))
-            rToU = fixed(-kr * u); gToU = fixed(-kg * u); bToU = fixed((1 - kb) * u)
-            rToV = fixed((1 - kr) * v); gToV = fixed(-kg * v); bToV = fixed(-kb * v)
+            crToR = fixed(coding.redFromPr * cs)
+            cbToB = fixed(coding.blueFromPb * cs)
+            cbToG = fixed(w.blue * coding.blueFromPb / w.green * cs)
+            crToG = fixed(w.red * coding.redFromPr / w.green * cs)
+            let yo = coding.lumaScale / 255, co = coding.chromaScale / 255
+            rToY = fixed(w.red * yo); gToY = fixed(w.green * yo); bToY = fixed(w.blue * yo)
+            yAdd = Int32(coding.lumaOffset) << 16 + (1 << 15)
+            // U = (B − Y') / (2(1 − Kb)), V = (R − Y') / (2(1 − Kr)), then scaled by `co`.
+            let u = co / coding.blueFromPb, v = co / coding.redFromPr
+            rToU = fixed(-w.red * u); gToU = fixed(-w.green * u); bToU = fixed((1 - w.blue) * u)
+            rToV = fixed((1 - w.red) * v); gToV = fixed(-w.green * v); bToV = fixed(-w.blue * v)
         }
     }
 

@@ -53,25 +53,6 @@ public enum FilterStage {
     case processor(any FrameProcessor)
 }
 
-/// Luma weights (Kr, Kg, Kb) of a YUV matrix: `Y' = Kr·R' + Kg·G' + Kb·B'` on gamma-encoded values.
-public struct LumaWeights: Sendable, Hashable {
-    public let red: Float
-    public let green: Float
-    public let blue: Float
-
-    public init(_ matrix: ColorDescription.Matrix) {
-        let (kr, kb) = matrix.weights
-        red = kr
-        blue = kb
-        green = 1 - kr - kb
-    }
-
-    /// The luma of a gamma-encoded RGB value.
-    @inlinable public func luma(_ rgb: SIMD3<Float>) -> Float { red * rgb.x + green * rgb.y + blue * rgb.z }
-
-    public var vector: SIMD3<Float> { SIMD3(red, green, blue) }
-}
-
 /// An affine map on gamma-encoded RGB: `out = matrix · rgb + offset`, rows are output channels.
 ///
 /// ```swift

@@ -14,6 +14,7 @@ enum VFX {
           model info|run MODEL ...                 inspect or run a TFLite model
           bench ...                                time a filter chain or a model (optionally against FFmpeg)
           demo                                     process the sample media into demo-output/
+          live SOURCE [-o SINK] [--filter CHAIN]   run a chain in real time (camera, stream, virtual camera)
 
         'vfx <command> --help' describes a command.
         """
@@ -24,6 +25,7 @@ enum VFX {
         "model": ModelCommand.run,
         "bench": BenchCommand.run,
         "demo": DemoCommand.run,
+        "live": LiveCommand.run,
     ]
 
     static func main() {

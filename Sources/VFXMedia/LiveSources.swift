@@ -11,7 +11,6 @@ import VFXPipeline
 /// ```swift
 /// let pattern = try TestPatternSource(parsing: "testsrc:size=1920x1080:rate=30")
 /// let frame = try pattern.nextFrame()      // frame 0 at 0 s, then 1/30 s, …
-/// TestPatternSource.frameNumber(in: frame!) // 0
 /// ```
 public final class TestPatternSource: FrameSource {
     public let format: FrameFormat
@@ -91,19 +90,6 @@ public final class TestPatternSource: FrameSource {
         let timestamp = MediaTime(value: Int64(index) * Int64(rate.denominator), timescale: Int32(clamping: rate.numerator))
         index += 1
         return VideoFrame(buffer: buffer, timestamp: timestamp, duration: rate.frameDuration, color: format.color)
-    }
-
-    /// Reads back the frame number the pattern wrote (from luma; survives color filters that keep black
-    /// darker than white).
-    public static func frameNumber(in frame: VideoFrame) -> Int {
-        let block = max(2, (frame.width / 24) & ~1)
-        let luma = frame.plane(0)
-        var number = 0
-        for bit in 0..<24 {
-            let center = luma.row(block / 2)[bit * block + block / 2]
-            if center > 125 { number |= 1 << bit }
-        }
-        return number
     }
 
     /// Bars of seven colors over the top two thirds, a gray ramp below.

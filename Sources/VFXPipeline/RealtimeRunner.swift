@@ -2,9 +2,9 @@ import Foundation
 import VFXCore
 
 /// Runs source → processor → sink in real time: frames are processed as they arrive (or as their
-/// timestamps fall due, for a file), and when processing runs late the newest frame wins: a frame that
-/// waits while a newer one arrives is dropped instead of queued, so latency stays bounded by about one
-/// frame. The frame budget is the source's frame period (`budgetSeconds`).
+/// timestamps fall due, for a file), and when processing runs late the newest frame wins: a frame that has
+/// waited a whole frame period while a newer one arrived is dropped instead of queued, so latency stays
+/// bounded by about one frame. The frame budget is the source's frame period (`budgetSeconds`).
 ///
 /// Three threads: capture (reads and paces the source), the frame thread (the caller of `run`, which
 /// processes), and the sink thread (encodes and writes). `RealtimeStatistics` keeps per-stage timings
@@ -12,7 +12,8 @@ import VFXCore
 /// and out, and drops. At the end of the source (or after `stop()`) the processor is flushed and the sink
 /// finished, so a file sink is complete. Faults end the run with a `RealtimeError` (or the source's or
 /// sink's own error) within `sourceStallTimeout` / `sinkStallTimeout`; a network sink given `reopenSink`
-/// is reopened instead of failing.
+/// is reopened instead of failing. A read or write that never returns cannot be interrupted: `run` returns
+/// without waiting for it, and that thread keeps the source (or sink) until the call returns. A runner runs once.
 ///
 /// ```swift
 /// let runner = RealtimeRunner(source: camera, processor: chain, options: .init(pacing: .arrival))
@@ -29,7 +30,7 @@ public final class RealtimeRunner: @unchecked Sendable {
     public let options: RealtimeOptions
     private var processor: (any FrameProcessor)?
     private let monitor = RealtimeMonitor()
-    private let inbox = NewestFrameSlot()
+    private let inbox: NewestFrameSlot
     private let control = NSCondition()
     private var pending: (any FrameProcessor)?
     private var installedTicket = 0
@@ -45,6 +46,8 @@ public final class RealtimeRunner: @unchecked Sendable {
         self.source = source
         self.processor = processor
         self.options = options
+        let rate = options.frameRate ?? source.format.frameRate
+        inbox = NewestFrameSlot(budget: rate.map { 1 / $0.framesPerSecond } ?? 1.0 / 30, monitor: monitor)
     }
 
     /// Seconds per frame: the period of `options.frameRate`, else of the source's rate, else 1/30.
@@ -60,7 +63,9 @@ public final class RealtimeRunner: @unchecked Sendable {
         let input = source.format
         var output = try processor?.configure(for: input) ?? input
         output.frameRate = input.frameRate
+        control.lock()
         formats = (input, output)
+        control.unlock()
         return output
     }
 
@@ -98,6 +103,8 @@ public final class RealtimeRunner: @unchecked Sendable {
         }
         control.lock()
         defer { control.unlock() }
+        // A command may come before the frames start to flow: it waits for the run.
+        while runState == .idle { control.wait() }
         guard runState == .running else {
             next.release()
             throw RealtimeError.notRunning
@@ -122,6 +129,7 @@ public final class RealtimeRunner: @unchecked Sendable {
         try prepare()
         control.lock()
         runState = .running
+        control.broadcast()
         control.unlock()
         monitor.start()
         let outbox = BoundedQueue<VideoFrame>(capacity: 2)
@@ -135,8 +143,23 @@ public final class RealtimeRunner: @unchecked Sendable {
         let capture = CaptureWorker(source: source, inbox: inbox, monitor: monitor, pacing: options.pacing)
         let captureThread = Thread { capture.run() }
         captureThread.name = "vfx.live.capture"
+        // The watchdog: a sink stuck in a write also blocks the frame thread once the queue is full.
+        let finished = CancellationFlag()
+        let sinkTimeout = options.sinkStallTimeout
+        let watchdog = Thread {
+            while !finished.isCancelled {
+                if sinkWorker.blockedSeconds > sinkTimeout {
+                    sinkWorker.declareBlocked()
+                    outbox.cancel()
+                    return
+                }
+                usleep(50_000)
+            }
+        }
+        watchdog.name = "vfx.live.watchdog"
         sinkThread.start()
         captureThread.start()
+        watchdog.start()
 
         var failure: (any Error)?
         do {
@@ -144,6 +167,7 @@ public final class RealtimeRunner: @unchecked Sendable {
         } catch {
             failure = error
         }
+        finished.cancel()
         capture.stop()
         inbox.wake()
         if failure == nil {
@@ -152,18 +176,21 @@ public final class RealtimeRunner: @unchecked Sendable {
             outbox.cancel()
         }
         // A sink blocked in a write cannot be interrupted: wait for it only while it is not stuck.
-        let sinkStuck = failure.map { ($0 as? RealtimeError)?.isSinkBlocked == true } ?? false
+        var sinkStuck = sinkWorker.isBlocked
         if !sinkStuck {
             while sinkDone.wait(timeout: .now() + 0.1) == .timedOut {
                 if sinkWorker.blockedSeconds > options.sinkStallTimeout {
-                    failure = failure ?? RealtimeError.sinkBlocked(seconds: sinkWorker.blockedSeconds)
+                    sinkWorker.declareBlocked()
+                    sinkStuck = true
                     break
                 }
             }
         }
-        failure = failure ?? sinkWorker.error
+        if let error = sinkWorker.error { failure = SinkFault(underlying: error) }
         processor?.release()
         control.lock()
+        pending?.release()
+        pending = nil
         runState = .finished
         control.broadcast()
         control.unlock()
@@ -193,9 +220,6 @@ public final class RealtimeRunner: @unchecked Sendable {
         }
         loop: while true {
             if isStopRequested { break }
-            if sinkWorker.blockedSeconds > options.sinkStallTimeout {
-                throw RealtimeError.sinkBlocked(seconds: sinkWorker.blockedSeconds)
-            }
             if let error = sinkWorker.error { throw SinkFault(underlying: error) }
             let now = DispatchTime.now().uptimeNanoseconds
             if let report, now >= nextReport {
@@ -273,8 +297,8 @@ public struct RealtimeOptions: Sendable {
     /// Seconds between reports.
     public var reportInterval: Double
 
-    public init(pacing: RealtimePacing = .arrival, frameRate: FrameRate? = nil, sourceStallTimeout: Double = 1.5,
-                sinkStallTimeout: Double = 1.5, reportInterval: Double = 1) {
+    public init(pacing: RealtimePacing = .arrival, frameRate: FrameRate? = nil, sourceStallTimeout: Double = 1,
+                sinkStallTimeout: Double = 1, reportInterval: Double = 1) {
         self.pacing = pacing
         self.frameRate = frameRate
         self.sourceStallTimeout = sourceStallTimeout
@@ -290,8 +314,6 @@ public enum RealtimeError: Error, Equatable, CustomStringConvertible {
     case outputFormatChanges(from: FrameFormat, to: FrameFormat)
     case notRunning
     case stoppedBeforeChange
-
-    var isSinkBlocked: Bool { if case .sinkBlocked = self { true } else { false } }
 
     public var description: String {
         switch self {
@@ -320,23 +342,34 @@ struct SinkFault: Error {
     let underlying: any Error
 }
 
-/// A slot that holds one frame: a newer frame replaces one not yet taken (counted as a drop).
+/// Where captured frames wait for the frame thread. The newest frame wins once processing runs late: a frame
+/// that has waited longer than one frame period (`budget`) while a newer one waits too is dropped, and at most
+/// two frames wait. Scheduling jitter shorter than a frame period drops nothing.
 final class NewestFrameSlot: @unchecked Sendable {
     // Sendable: every stored property is read and written only while holding `condition`.
     enum Taken { case frame(VideoFrame), empty, ended, failed(any Error) }
     private let condition = NSCondition()
-    private var frame: VideoFrame?
+    private var frames: [VideoFrame] = []
     private var ended = false
     private var error: (any Error)?
+    private let budget: UInt64
+    private let monitor: RealtimeMonitor
 
-    /// Stores `frame`; true when it replaced a frame nobody had taken.
-    func put(_ newFrame: VideoFrame) -> Bool {
+    init(budget: Double, monitor: RealtimeMonitor) {
+        self.budget = UInt64(max(budget, 0) * 1e9)
+        self.monitor = monitor
+    }
+
+    /// Stores `frame`; a third waiting frame pushes out the oldest (a drop).
+    func put(_ newFrame: VideoFrame) {
         condition.lock()
         defer { condition.unlock() }
-        let replaced = frame != nil
-        frame = newFrame
+        frames.append(newFrame)
+        if frames.count > 2 {
+            frames.removeFirst()
+            monitor.noteDrop()
+        }
         condition.broadcast()
-        return replaced
     }
 
     func end(_ failure: (any Error)?) {
@@ -353,15 +386,22 @@ final class NewestFrameSlot: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// The waiting frame; else waits up to `timeout` seconds. The end is reported once the last frame is taken.
+    /// The frame to process next, waiting up to `timeout` seconds for one. Frames that waited longer than the
+    /// budget while a newer one is there are dropped first. The end is reported once the last frame is taken.
     func take(timeout: Double) -> Taken {
         condition.lock()
         defer { condition.unlock() }
         let deadline = Date().addingTimeInterval(timeout)
-        while frame == nil && !ended {
+        while frames.isEmpty && !ended {
             if !condition.wait(until: deadline) { break }
         }
-        if let taken = frame.take() { return .frame(taken) }
+        let now = DispatchTime.now().uptimeNanoseconds
+        while frames.count > 1, let captured = frames[0].attachments[CaptureTime.self]?.uptimeNanoseconds,
+              now > captured &+ budget {
+            frames.removeFirst()
+            monitor.noteDrop()
+        }
+        if !frames.isEmpty { return .frame(frames.removeFirst()) }
         if ended { return error.map { .failed($0) } ?? .ended }
         return .empty
     }
@@ -414,7 +454,8 @@ private final class CaptureWorker: @unchecked Sendable {
                     }
                 }
                 frame.attachments[CaptureTime.self] = CaptureTime(uptimeNanoseconds: DispatchTime.now().uptimeNanoseconds)
-                monitor.noteCaptured(dropped: inbox.put(frame))
+                monitor.noteCaptured()
+                inbox.put(frame)
             }
             inbox.end(nil)
         } catch {
@@ -451,6 +492,23 @@ private final class SinkWorker: @unchecked Sendable {
         return failure
     }
 
+    /// Marks the sink as stuck in its current write: the run ends with `RealtimeError.sinkBlocked`.
+    func declareBlocked() {
+        lock.lock()
+        if failure == nil {
+            failure = RealtimeError.sinkBlocked(seconds: writeStarted.map { Double(DispatchTime.now().uptimeNanoseconds - $0) / 1e9 } ?? 0)
+        }
+        lock.unlock()
+    }
+
+    /// True once `declareBlocked` was called.
+    var isBlocked: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if case RealtimeError.sinkBlocked? = failure { return true }
+        return false
+    }
+
     /// Seconds the current write has been running (0 when none is).
     var blockedSeconds: Double {
         lock.lock()
@@ -467,7 +525,7 @@ private final class SinkWorker: @unchecked Sendable {
                 if sink == nil { retryAt = now + 500_000_000 }
             }
             guard let current = sink else {
-                monitor.noteSinkDrop()
+                monitor.noteDrop()
                 continue
             }
             let captured = frame.attachments[CaptureTime.self]?.uptimeNanoseconds
@@ -485,7 +543,7 @@ private final class SinkWorker: @unchecked Sendable {
                     current.cancel()
                     sink = nil
                     retryAt = DispatchTime.now().uptimeNanoseconds + 500_000_000
-                    monitor.noteSinkDrop()
+                    monitor.noteDrop()
                 } else {
                     lock.lock()
                     failure = error

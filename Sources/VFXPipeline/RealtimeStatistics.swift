@@ -85,14 +85,13 @@ final class RealtimeMonitor: @unchecked Sendable {
         lock.unlock()
     }
 
-    func noteCaptured(dropped: Bool) {
+    func noteCaptured() {
         lock.lock()
         framesIn += 1
-        if dropped { drops += 1 }
         lock.unlock()
     }
 
-    func noteSinkDrop() {
+    func noteDrop() {
         lock.lock()
         drops += 1
         lock.unlock()

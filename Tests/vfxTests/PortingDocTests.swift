@@ -19,7 +19,7 @@ import VFXPipeline
                 current = nil
             } else { current?.append(line) }
         }
-        #expect(blocks.count == 5)
+        #expect(blocks.count == 4)
         var searchFrom = examples.startIndex
         for block in blocks {
             let found = examples.range(of: block, range: searchFrom..<examples.endIndex)

@@ -41,6 +41,7 @@ public final class RealtimeRunner: @unchecked Sendable {
     private let changeLock = NSLock()
     private var outputSequence = 0
     private var formats: (input: FrameFormat, output: FrameFormat)?
+    private var analyses: [AnalysisWorker] = []
 
     public init(source: any FrameSource, processor: (any FrameProcessor)?, options: RealtimeOptions = RealtimeOptions()) {
         self.source = source
@@ -71,6 +72,19 @@ public final class RealtimeRunner: @unchecked Sendable {
 
     /// The statistics so far (any thread).
     public var snapshot: RealtimeStatistics { monitor.statistics(budget: budgetSeconds) }
+
+    /// Adds work that runs beside the chain on a thread of its own (face detection, segmentation), always on
+    /// the newest frame: while it is busy, the frames it has not taken are skipped for it, never for the chain.
+    /// It publishes its results itself (a `LatestValue` the chain's stages read). Its timings appear as the stage
+    /// `name` in the statistics. Call before `run`.
+    ///
+    /// ```swift
+    /// let masks = LatestValue<PersonMask>()
+    /// runner.addAnalysis(name: "segmentation") { frame in masks.publish(segmenter.mask(for: frame), timestamp: frame.timestamp) }
+    /// ```
+    public func addAnalysis(name: String, _ analyze: @escaping @Sendable (VideoFrame) -> Void) {
+        analyses.append(AnalysisWorker(name: name, stage: monitor.addStage(name), monitor: monitor, analyze: analyze))
+    }
 
     /// Asks the run to end as at the end of the source: flush, finish the sink, return. Any thread.
     public func stop() {
@@ -160,6 +174,7 @@ public final class RealtimeRunner: @unchecked Sendable {
         sinkThread.start()
         captureThread.start()
         watchdog.start()
+        for analysis in analyses { analysis.start() }
 
         var failure: (any Error)?
         do {
@@ -168,6 +183,7 @@ public final class RealtimeRunner: @unchecked Sendable {
             failure = error
         }
         finished.cancel()
+        for analysis in analyses { analysis.slot.end(nil) }
         capture.stop()
         inbox.wake()
         if failure == nil {
@@ -229,6 +245,7 @@ public final class RealtimeRunner: @unchecked Sendable {
             switch inbox.take(timeout: 0.05) {
             case .frame(let frame):
                 lastFrame = DispatchTime.now()
+                for analysis in analyses { analysis.slot.put(frame) }
                 try installPending(emit: forward)
                 let t0 = DispatchTime.now()
                 if let processor {
@@ -353,9 +370,10 @@ final class NewestFrameSlot: @unchecked Sendable {
     private var ended = false
     private var error: (any Error)?
     private let budget: UInt64
-    private let monitor: RealtimeMonitor
+    /// Counts the drops (nil for an analysis slot, where skipping frames is the point).
+    private let monitor: RealtimeMonitor?
 
-    init(budget: Double, monitor: RealtimeMonitor) {
+    init(budget: Double, monitor: RealtimeMonitor?) {
         self.budget = UInt64(max(budget, 0) * 1e9)
         self.monitor = monitor
     }
@@ -367,7 +385,7 @@ final class NewestFrameSlot: @unchecked Sendable {
         frames.append(newFrame)
         if frames.count > 2 {
             frames.removeFirst()
-            monitor.noteDrop()
+            monitor?.noteDrop()
         }
         condition.broadcast()
     }
@@ -399,11 +417,48 @@ final class NewestFrameSlot: @unchecked Sendable {
         while frames.count > 1, let captured = frames[0].attachments[CaptureTime.self]?.uptimeNanoseconds,
               now > captured &+ budget {
             frames.removeFirst()
-            monitor.noteDrop()
+            monitor?.noteDrop()
         }
         if !frames.isEmpty { return .frame(frames.removeFirst()) }
         if ended { return error.map { .failed($0) } ?? .ended }
         return .empty
+    }
+}
+
+/// A worker beside the chain: takes the newest frame, runs the analysis, records its time.
+private final class AnalysisWorker: @unchecked Sendable {
+    // Sendable: every stored property is immutable and itself thread-safe (the slot and monitor lock
+    // themselves; `analyze` is a Sendable closure).
+    let name: String
+    let slot = NewestFrameSlot(budget: 0, monitor: nil)
+    let stage: Int
+    let monitor: RealtimeMonitor
+    let analyze: @Sendable (VideoFrame) -> Void
+
+    init(name: String, stage: Int, monitor: RealtimeMonitor, analyze: @escaping @Sendable (VideoFrame) -> Void) {
+        self.name = name
+        self.stage = stage
+        self.monitor = monitor
+        self.analyze = analyze
+    }
+
+    func start() {
+        let thread = Thread { [self] in
+            while true {
+                switch slot.take(timeout: 0.1) {
+                case .frame(let frame):
+                    let t0 = DispatchTime.now()
+                    analyze(frame)
+                    monitor.record(stage: stage, seconds: seconds(since: t0))
+                case .empty:
+                    continue
+                case .ended, .failed:
+                    return
+                }
+            }
+        }
+        thread.name = "vfx.live.\(name)"
+        thread.start()
     }
 }
 

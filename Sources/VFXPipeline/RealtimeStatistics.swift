@@ -23,7 +23,8 @@ public struct RealtimeStatistics: Sendable {
     public var budget: Double
     /// Capture → handed to the sink, per output frame.
     public var latency: StageTiming
-    /// `source` (reading or decoding), `process` (the whole chain), `sink` (encoding and writing).
+    /// `source` (reading or decoding), `process` (the whole chain), `sink` (encoding and writing), then each
+    /// analysis that runs beside the chain, by its name.
     public var stages: [StageTiming]
     /// Frames per second in and out over the last interval (the whole run in the final report).
     public var fpsIn: Double
@@ -75,6 +76,20 @@ final class RealtimeMonitor: @unchecked Sendable {
         lock.lock()
         started = DispatchTime.now().uptimeNanoseconds
         lastRates = (started, 0, 0)
+        lock.unlock()
+    }
+
+    /// Adds a stage (an analysis beside the chain) and returns its index for `record(stage:seconds:)`.
+    func addStage(_ name: String) -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        stages.append(StageTiming(name: name))
+        return stages.count - 1
+    }
+
+    func record(stage index: Int, seconds: Double) {
+        lock.lock()
+        stages[index].record(seconds: seconds)
         lock.unlock()
     }
 

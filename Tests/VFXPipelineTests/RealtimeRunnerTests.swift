@@ -162,6 +162,35 @@ final class RecordingSink: FrameSink, @unchecked Sendable {
         if Load.allowsTimingChecks { #expect(tags.count == 90) }
     }
 
+    /// An analysis slower than the frame rate (40 ms per frame at 60 fps) runs beside the chain on the newest
+    /// frame: the chain keeps up, the analysis skips frames, and each frame carries the latest result, which is
+    /// never from a later frame and never goes back in time.
+    @Test func analysisRunsBesideTheChainOnTheNewestFrame() throws {
+        let latest = LatestValue<Int>()
+        let analysed = LockedBox<Int>()
+        let reader = LatestReader(latest)
+        let runner = RealtimeRunner(source: PacedCountingSource(count: 60, rate: 60), processor: reader,
+                                    options: RealtimeOptions(pacing: .timestamps))
+        runner.addAnalysis(name: "slow-analysis") { frame in
+            Thread.sleep(forTimeInterval: 0.04)
+            analysed.value = (analysed.value ?? 0) + 1
+            latest.publish(frame.attachments[SourceIndex.self]?.value ?? -1, timestamp: frame.timestamp)
+        }
+        let sink = RecordingSink()
+        let stats = try runner.run(into: sink)
+        let pairs = sink.received.compactMap { frame in
+            frame.attachments[SourceIndex.self].map { ($0.value, frame.attachments[Tag.self]?.value ?? -1) }
+        }
+        #expect(pairs.allSatisfy { $0.1 <= $0.0 }, "a result is never from a later frame")
+        #expect(pairs.map(\.1) == pairs.map(\.1).sorted(), "results never go back in time")
+        #expect(pairs.contains { $0.1 >= 0 }, "results arrive")
+        // About one analysis per 40 ms over one second: far fewer than the 60 frames (formula: 25, ±60 %).
+        let runs = analysed.value ?? 0
+        #expect(runs >= 5 && runs <= 40, "\(runs) analyses")
+        #expect(stats.stages.map(\.name) == ["source", "process", "sink", "slow-analysis"])
+        if Load.allowsTimingChecks { #expect(stats.drops == 0 && stats.framesOut == 60) }
+    }
+
     @Test func sourceStallEndsTheRunWithinTwoSeconds() throws {
         let runner = RealtimeRunner(source: PacedCountingSource(count: 100, rate: 30, stallAfter: 5), processor: nil,
                                     options: RealtimeOptions(pacing: .timestamps, sourceStallTimeout: 1))
@@ -242,6 +271,18 @@ final class RecordingSink: FrameSink, @unchecked Sendable {
         #expect(firstTwo <= 200 && tags[firstTwo...].allSatisfy { $0 == 2 })
         session.setVideoFilter(nil)
         #expect(try session.process(VideoFrame(format: .gray8, width: 16, height: 16))?.attachments[Tag.self] == nil)
+    }
+}
+
+/// Tags each frame with the latest analysis result (the frame thread reading what the worker published).
+final class LatestReader: VideoProcessor {
+    let latest: LatestValue<Int>
+    init(_ latest: LatestValue<Int>) { self.latest = latest }
+    func configure(for input: FrameFormat) throws -> FrameFormat { input }
+    func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
+        var frame = frame
+        frame.attachments[Tag.self] = Tag(value: latest.latest?.value ?? -1)
+        return frame
     }
 }
 

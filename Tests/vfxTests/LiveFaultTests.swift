@@ -59,8 +59,9 @@ import VFXTestSupport
     }
 
     /// Streams to a local FFmpeg server over UDP (MPEG-TS), SRT (MPEG-TS) and RTMP (FLV): the server receives
-    /// H.264 at the pattern's size, and every frame vfx sent (its --stats-json `frames_out`; UDP: at least 90 %,
-    /// it has no retransmission).
+    /// H.264 at the pattern's size, and every frame vfx sent (its --stats-json `frames_out`). Tolerances: UDP
+    /// 90 % (no retransmission); SRT all but the last 5 frames, because an SRT receiver discards what it still
+    /// holds in its 120 ms latency window (4 frames at 30 fps) when the caller closes (measured: 56 of 60).
     @Test(arguments: ["udp", "srt", "rtmp"]) func streamsReachALocalServer(scheme: String) throws {
         let folder = try CommandLineRun.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -80,7 +81,12 @@ import VFXTestSupport
         let video = try #require(try CommandLineRun.probe(received)["video"])
         #expect(video["codec_name"] == "h264" && video["width"] == "320" && video["height"] == "240")
         let frames = Int(video["nb_read_frames"] ?? "") ?? 0
-        #expect(scheme == "udp" ? frames * 10 >= sent * 9 : frames == sent, "\(frames) of \(sent) frames arrived")
+        let enough = switch scheme {
+        case "udp": frames * 10 >= sent * 9 && frames <= sent
+        case "srt": frames >= sent - 5 && frames <= sent
+        default: frames == sent
+        }
+        #expect(enough, "\(frames) of \(sent) frames arrived")
     }
 
     static func urls(scheme: String, port: Int) -> (listen: [String], send: String) {

@@ -51,7 +51,7 @@ let package = Package(
         .target(name: "CVFXCPU"),
         .target(name: "VFXNeuralKernels", swiftSettings: kernels),
         .target(name: "VFXNeuralAVX512", dependencies: ["VFXNeuralKernels"], swiftSettings: avx512Kernels),
-        .target(name: "VFXNeural", dependencies: ["VFXNeuralKernels", "VFXNeuralAVX512", "CVFXCPU"],
+        .target(name: "VFXNeural", dependencies: ["VFXCore", "VFXNeuralKernels", "VFXNeuralAVX512", "CVFXCPU"],
                 swiftSettings: common),
         .target(name: "VFXBench", dependencies: ["VFXCore", "VFXMedia", "VFXPipeline", "VFXFilters", "VFXNeural"],
                 swiftSettings: common),

@@ -16,9 +16,10 @@ public final class NullSink: FrameSink {
     public func cancel() {}
 }
 
-/// A live stream to a server: H.264 with low-latency settings (libx264 `ultrafast`, `zerolatency`, no
-/// B-frames, a keyframe every two seconds) in MPEG-TS for `udp://` and `srt://`, in FLV for `rtmp://`.
-/// The connection opens with the first frame; a server that goes away makes `write` throw.
+/// A live stream to a server: H.264 with low-latency settings (libx264 `ultrafast`, which has no B-frames and
+/// no look-ahead, on one encoder thread, so each frame is sent as soon as it is encoded) in MPEG-TS for
+/// `udp://` and `srt://`, in FLV for `rtmp://`. The connection opens with the first frame; a server that goes
+/// away makes `write` throw.
 ///
 /// ```swift
 /// let stream = try StreamSink(url: "srt://127.0.0.1:9000", frameRate: FrameRate(30))
@@ -29,23 +30,22 @@ public final class StreamSink: FrameSink {
     private let writer: ContainerFrameWriter
     private var done = false
 
+    static let flv = ContainerFrameWriter.Recipe(muxer: "flv", defaultCodec: .h264, audioEncoders: ["aac"], subtitleEncoder: nil)
+
     public init(url: String, frameRate: FrameRate?) throws {
         FFmpegLog.configure()
         avformat_network_init()
         let scheme = url.split(separator: ":").first.map { $0.lowercased() } ?? ""
-        let muxer: String
+        let recipe: ContainerFrameWriter.Recipe
         switch scheme {
-        case "udp", "srt", "tcp": muxer = "mpegts"
-        case "rtmp": muxer = "flv"
+        case "udp", "srt", "tcp": recipe = ContainerFrameWriter.mpegts
+        case "rtmp": recipe = StreamSink.flv
         default: throw MediaError.unsupportedInput(path: url, reason: "stream scheme '\(scheme)' (udp, srt, rtmp)")
         }
-        let rate = frameRate ?? FrameRate(30)
-        let keyframes = String(max(1, Int((rate.framesPerSecond * 2).rounded())))
-        let recipe = ContainerFrameWriter.Recipe(
-            muxer: muxer, videoEncoders: ["libx264"], audioEncoders: [],
-            videoOptions: ["preset": "ultrafast", "tune": "zerolatency", "bf": "0", "g": keyframes])
         self.url = url
-        writer = try ContainerFrameWriter(url: url, name: url, recipe: recipe, frameRate: rate, audio: nil, threads: 1)
+        writer = try ContainerFrameWriter(url: url, name: url, recipe: recipe,
+                                          options: EncodingOptions(codec: .h264, preset: "ultrafast", threads: 1),
+                                          frameRate: frameRate ?? FrameRate(30), tracks: [])
     }
 
     public func write(_ frame: consuming VideoFrame) throws {

@@ -19,6 +19,7 @@ enum VFX {
           bench ...                                time a filter chain or a model (optionally against FFmpeg)
           detect faces|landmarks INPUT, segment INPUT -o OUT   faces, face meshes, person masks
           demo                                     process the sample media into demo-output/
+          live SOURCE [-o SINK] [--filter CHAIN]   run a chain in real time (camera, stream, virtual camera)
           help [COMMAND]                           describe vfx or one command
 
         'vfx help COMMAND' or 'vfx COMMAND --help' describes a command; 'vfx --version' prints the version.
@@ -38,6 +39,7 @@ enum VFX {
         "demo": Command(run: DemoCommand.run, help: DemoCommand.help),
         "detect": Command(run: DetectCommand.run, help: DetectCommand.help),
         "segment": Command(run: SegmentCommand.run, help: SegmentCommand.help),
+        "live": Command(run: LiveCommand.run, help: LiveCommand.help),
     ]
 
     static func main() {

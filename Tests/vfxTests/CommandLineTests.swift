@@ -4,7 +4,7 @@ import Testing
 /// The command as a user meets it: version, help, suggestions, one-line errors, refusals that say what
 /// is wrong, and no files left behind after signals.
 @Suite struct CommandLineTests {
-    static let commands = ["apply", "filters", "model", "bench", "demo"]
+    static let commands = ["apply", "filters", "model", "bench", "demo", "live"]
 
     @Test func versionNamesVideoFXAndFFmpeg() throws {
         let result = try CommandLineRun.vfx(["--version"])

@@ -1,6 +1,6 @@
 import CFFmpeg
 import Foundation
-import VFXAudio
+import VFXPipeline
 import VFXCore
 
 /// Decodes the audio stream of a file (wav, flac, mp3, ogg/opus, m4a, or the audio track of a video) into

@@ -1,6 +1,6 @@
 import CFFmpeg
 import Foundation
-import VFXAudio
+import VFXPipeline
 import VFXCore
 
 /// The audio-only formats VideoFX writes, by extension, with the encoder each uses.

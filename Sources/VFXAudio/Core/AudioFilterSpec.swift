@@ -1,3 +1,5 @@
+import VFXCore
+import VFXPipeline
 import VFXFilters
 
 /// An audio filter declared once: name, what it does, its parameter table, an example, and how it becomes

@@ -1,3 +1,5 @@
+import VFXCore
+import VFXPipeline
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,4 @@
+import VFXCore
 import Foundation
 
 // Adjustments: brightness, contrast, saturation, exposure, gamma, hue, vibrance, white balance, temperature.

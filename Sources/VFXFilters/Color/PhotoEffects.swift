@@ -1,3 +1,4 @@
+import VFXCore
 import Foundation
 
 // Photo effects: the looks of Core Image's CIPhotoEffect* family, defined here by explicit formulas (Core Image

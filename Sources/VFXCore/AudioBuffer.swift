@@ -1,4 +1,3 @@
-import VFXCore
 
 /// A block of audio: planar Float32 samples (one contiguous run per channel, nominally in −1…1), with its
 /// sample rate, channel count, frame count and the timestamp of its first frame.

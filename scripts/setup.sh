@@ -10,7 +10,7 @@ DOWNLOADS=$ROOT/.build/downloads
 say() { printf 'setup: %s\n' "$*" >&2; }
 
 # 1. Debian packages.
-APT_PACKAGES=(pkg-config ffmpeg libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev
+APT_PACKAGES=(pkg-config ffmpeg libfreetype-dev fonts-dejavu-core libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev
               libavdevice-dev python3 python3-pip python3-venv unzip ca-certificates)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -4,7 +4,8 @@ import VFXPipeline
 /// A run of consecutive point-wise color transforms compiled into one pass over the frame's own planes.
 ///
 /// The kernel is chosen once, in `configure`:
-/// - gray frames: one 256-entry table on the single plane;
+/// - gray frames: one 256-entry table on the single plane, or, when the run makes colour out of gray (`thermal`,
+///   `sepia`, `color-monochrome`), three tables writing an RGBA frame (the stage's output format is then RGBA);
 /// - YUV frames whose run only bends luma and/or removes chroma: a 256-entry luma table (skipped when luma is
 ///   unchanged) and/or a chroma fill: `mono` touches only the chroma planes;
 /// - YUV frames with a lone affine transform (`sepia`, `color-matrix`…): `AffineYUVKernel`, exact per pixel;
@@ -24,6 +25,8 @@ final class FusedColorProcessor: VideoProcessor {
     let slices: SliceRunner
     private var kernel: (any ColorKernel)?
     private var pool: BufferPool?
+    /// For gray input whose run makes colour: R, G, B of each gray code, and the output's colour description.
+    private var grayToColor: (table: [SIMD3<UInt8>], color: ColorDescription)?
 
     init(_ run: [ColorTransform], slices: SliceRunner) {
         self.run = run
@@ -38,12 +41,58 @@ final class FusedColorProcessor: VideoProcessor {
     }
 
     func configure(for input: FrameFormat) throws -> FrameFormat {
+        grayToColor = nil
+        if input.pixelFormat == .gray8, let table = FusedColorProcessor.colorTable(for: run) {
+            var output = input
+            output.pixelFormat = .rgba
+            output.color = ColorDescription(matrix: input.color.matrix, range: .full)
+            grayToColor = (table, output.color)
+            kernel = nil
+            pool = BufferPool(format: .rgba, width: input.width, height: input.height, capacity: 2)
+            return output
+        }
         kernel = FusedColorProcessor.chooseKernel(for: run, format: input)
         pool = BufferPool(format: input.pixelFormat, width: input.width, height: input.height, capacity: 2)
         return input
     }
 
+    /// The run's R'G'B' output for each gray code as bytes, when some gray comes out coloured (a channel differs
+    /// from another by at least half a code); nil when gray stays gray.
+    static func colorTable(for run: [ColorTransform]) -> [SIMD3<UInt8>]? {
+        let values = (0..<256).map { evaluate(run, SIMD3(repeating: Float($0) / 255)) * 255 }
+        guard values.contains(where: { $0.max() - $0.min() >= 0.5 }) else { return nil }
+        return values.map { value in
+            SIMD3(UInt8(value.x.rounded().clamped(0, 255)), UInt8(value.y.rounded().clamped(0, 255)),
+                  UInt8(value.z.rounded().clamped(0, 255)))
+        }
+    }
+
     func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
+        if let (table, color) = grayToColor {
+            guard frame.format == .gray8, let pool, pool.width == frame.width, pool.height == frame.height else {
+                throw FilterError.unsupportedFormat(filter: "color", format: "\(frame.format) \(frame.width)x\(frame.height) (configured for gray8)")
+            }
+            let source = frame
+            let output = VideoFrame(buffer: pool.makeBuffer(), timestamp: source.timestamp, duration: source.duration,
+                                    rotation: source.rotation, color: color)
+            let (gray, rgba) = (source.plane(0), output.plane(0))
+            let width = source.width
+            table.withUnsafeBufferPointer { table in
+                self.slices.run(rows: gray.height) { rows in
+                    for y in rows {
+                        let input = gray.row(y), target = rgba.row(y)
+                        for x in 0..<width {
+                            let value = table[Int(input[x])]
+                            target[4 * x] = value.x
+                            target[4 * x + 1] = value.y
+                            target[4 * x + 2] = value.z
+                            target[4 * x + 3] = 255
+                        }
+                    }
+                }
+            }
+            return withExtendedLifetime(source) { output }
+        }
         var frame = frame
         guard let kernel else { return frame }
         let (width, height, slices) = (frame.width, frame.height, self.slices)
@@ -56,6 +105,7 @@ final class FusedColorProcessor: VideoProcessor {
     func release() {
         kernel = nil
         pool = nil
+        grayToColor = nil
     }
 
     static func chooseKernel(for run: [ColorTransform], format: FrameFormat) -> any ColorKernel {

@@ -14,7 +14,7 @@ extension FilterSpec {
     ///
     /// Chain: `vignette:radius=0.4:intensity=0.8` · Swift: `FilterDescription.vignette(radius: 0.4, intensity: 0.8)`
     public static let vignette = FilterSpec(
-        name: "vignette", summary: "Darkens toward the corners, smoothly from radius (fraction of the half diagonal).",
+        name: "vignette", family: .colorEffect, summary: "Darkens toward the corners, smoothly from radius (fraction of the half diagonal).",
         coreImage: "CIVignette",
         parameters: [ParameterSpec("radius", .number(0...1), default: 0.5, "where darkening starts, as a fraction of the half diagonal"),
                      ParameterSpec("intensity", .number(0...1), default: 0.6, "how dark the corners get (1 = black)")],

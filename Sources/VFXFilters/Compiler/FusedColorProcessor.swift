@@ -8,7 +8,9 @@ import VFXPipeline
 ///   `sepia`, `color-monochrome`), three tables writing an RGBA frame (the stage's output format is then RGBA);
 /// - YUV frames whose run only bends luma and/or removes chroma: a 256-entry luma table (skipped when luma is
 ///   unchanged) and/or a chroma fill: `mono` touches only the chroma planes;
-/// - YUV frames with a lone affine transform (`sepia`, `color-matrix`…): `AffineYUVKernel`, exact per pixel;
+/// - YUV frames with a lone affine transform that keeps luma and chroma apart (`invert`, `hue`, `color-controls`):
+///   `PlanarYUVKernel`, each plane on its own as FFmpeg does;
+/// - YUV frames with another lone affine transform (`sepia`, `color-matrix`…): `AffineYUVKernel`, exact per pixel;
 /// - other YUV runs: `YUVTableKernel`, a 3D table in Y'CbCr;
 /// - RGB frames whose run works on each channel alone: `RGBChannelKernel`, three exact 256-entry tables;
 /// - RGB frames whose run only bends luma and/or removes chroma: `RGBLumaKernel`, a table on quarter-code luma;
@@ -131,6 +133,7 @@ final class FusedColorProcessor: VideoProcessor {
                 return LumaTableKernel(map: map, fillsChroma: removesChroma, chromaInterleaved: interleaved)
             }
             if run.count == 1, case .affine(let matrix) = run[0].kind {
+                if let planar = PlanarYUVKernel(matrix: matrix, coding: coding, chromaInterleaved: interleaved) { return planar }
                 return AffineYUVKernel(matrix: matrix, coding: coding, chromaInterleaved: interleaved)
             }
             return YUVTableKernel(coding: coding, chromaInterleaved: interleaved, evaluate: evaluate)

@@ -199,6 +199,12 @@ enum BlendStage {
     static func make(_ mode: BlendMode, name: String, _ arguments: FilterArguments, _ context: FilterContext) throws -> FilterStage {
         let opacity = arguments.float("opacity")
         switch arguments.text("layer") {
+        case "color" where mode == .saturation:
+            // The backdrop's own chroma direction is rescaled to the layer's saturation: a jump at gray, which a
+            // fused 3D table would smear; computed exactly per pixel instead.
+            let rows = [SIMD3<Float>](repeating: arguments.color("color").rgb, count: context.format.height)
+            let kernel = BlendLayerKernel(mode: mode, opacity: opacity, image: nil, rows: rows)
+            return .processor(RGBAProcessor(name: name, kernel: PerPixel(kernel), slices: context.slices))
         case "color":
             let color = arguments.color("color").rgb
             let function: @Sendable (SIMD3<Float>) -> SIMD3<Float> = { b in

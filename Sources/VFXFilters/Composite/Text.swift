@@ -34,14 +34,24 @@ extension FilterSpec {
         example: "text:text='Live {timecode}':size=36:position=0.05x0.9",
         swift: "try FilterDescription(\"text\", [\"text\": .text(\"Hello\")])",
         ffmpeg: { arguments in
-            guard !arguments.text("text").contains("{") else { return nil }
-            let escaped = arguments.text("text").replacingOccurrences(of: "\\", with: "\\\\\\\\").replacingOccurrences(of: ":", with: "\\\\:")
-                .replacingOccurrences(of: "'", with: "")
+            let text = arguments.text("text")
             let position = arguments.point("position")
-            return "drawtext=fontfile=\(arguments.text("font")):text='\(escaped)':fontsize=\(ParameterValue.format(arguments.number("size")))"
+            let style = ":fontsize=\(ParameterValue.format(arguments.number("size")))"
                 + ":fontcolor=0x\(arguments.color("color").description.dropFirst()):borderw=\(Int(arguments.number("outline")))"
                 + ":bordercolor=0x\(arguments.color("outline-color").description.dropFirst())"
                 + ":x=w*\(ParameterValue.format(position.x)):y=h*\(ParameterValue.format(position.y))"
+            func escaped(_ text: String) -> String {
+                text.replacingOccurrences(of: "\\", with: "\\\\\\\\").replacingOccurrences(of: ":", with: "\\\\:")
+                    .replacingOccurrences(of: "'", with: "")
+            }
+            // drawtext draws a running timecode after an optional prefix.
+            if text.hasSuffix("{timecode}"), !text.dropLast(10).contains("{") {
+                let prefix = String(text.dropLast(10))
+                return "drawtext=fontfile=\(arguments.text("font"))" + (prefix.isEmpty ? "" : ":text='\(escaped(prefix))'")
+                    + ":timecode='00\\:00\\:00\\:00':rate=25" + style
+            }
+            guard !text.contains("{") else { return nil }
+            return "drawtext=fontfile=\(arguments.text("font")):text='\(escaped(text))'" + style
         }
     ) { arguments, context in
         let style = TextStyle(size: arguments.number("size"), color: arguments.color("color").rgb, outline: arguments.number("outline"),
@@ -251,8 +261,34 @@ final class TextProcessor: VideoProcessor {
         return input
     }
 
+    func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
+        try FrameCheck.require(frame, matches: configured, filter: "text")
+        guard let configured else { return frame }
+        let rate = configured.frameRate?.framesPerSecond ?? 25
+        let text = TextFields.fill(template, seconds: frame.timestamp?.seconds, frame: frameNumber, rate: rate > 0 ? rate : 25)
+        frameNumber += 1
+        if text != shown {
+            let (image, dx, dy) = renderer.render(text)
+            layer.prepare(image, x: x + dx, y: y + dy, format: configured)
+            shown = text
+        }
+        var frame = frame
+        let (layer, slices) = (self.layer, self.slices)
+        frame.withMutablePlanes(pool: pool) { planes in layer.blend(into: planes, slices: slices) }
+        return frame
+    }
+
+    func release() { pool = nil }
+}
+
+/// The fields a `text` template may hold, filled in for one frame.
+///
+/// ```swift
+/// TextFields.fill("{timecode}", seconds: 3725.5, frame: 0, rate: 30)   // "01:02:05:15"
+/// ```
+public enum TextFields {
     /// The template with its fields filled in for a frame at `seconds` (nil: from the frame count).
-    static func fill(_ template: String, seconds: Double?, frame: Int, rate: Double) -> String {
+    public static func fill(_ template: String, seconds: Double?, frame: Int, rate: Double) -> String {
         guard template.contains("{") else { return template }
         let time = max(0, seconds ?? Double(frame) / rate)
         let whole = Int(time.rounded(.down))
@@ -273,23 +309,4 @@ final class TextProcessor: VideoProcessor {
         }
         return text
     }
-
-    func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
-        try FrameCheck.require(frame, matches: configured, filter: "text")
-        guard let configured else { return frame }
-        let rate = configured.frameRate?.framesPerSecond ?? 25
-        let text = TextProcessor.fill(template, seconds: frame.timestamp?.seconds, frame: frameNumber, rate: rate > 0 ? rate : 25)
-        frameNumber += 1
-        if text != shown {
-            let (image, dx, dy) = renderer.render(text)
-            layer.prepare(image, x: x + dx, y: y + dy, format: configured)
-            shown = text
-        }
-        var frame = frame
-        let (layer, slices) = (self.layer, self.slices)
-        frame.withMutablePlanes(pool: pool) { planes in layer.blend(into: planes, slices: slices) }
-        return frame
-    }
-
-    func release() { pool = nil }
 }

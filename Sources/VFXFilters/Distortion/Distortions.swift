@@ -167,7 +167,7 @@ extension FilterSpec {
         ffmpeg: { arguments in
             let center = arguments.point("center")
             return "lenscorrection=cx=\(ParameterValue.format(center.x)):cy=\(ParameterValue.format(center.y))"
-                + ":k1=\(ParameterValue.format(arguments.number("k1"))):k2=\(ParameterValue.format(arguments.number("k2"))):i=bilinear"
+                + ":k1=\(ParameterValue.format(arguments.number("k1"))):k2=\(ParameterValue.format(arguments.number("k2")))"
         }
     ) { arguments, context in
         Distortion.stage("lens-distortion", Lens.map(arguments, inverse: false), context)

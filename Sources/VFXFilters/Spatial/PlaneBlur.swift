@@ -43,7 +43,9 @@ func storeBytes(_ values: SIMD16<Float>, to pointer: UnsafeMutablePointer<UInt8>
 /// Loads sixteen bytes as floats (the caller guarantees that sixteen bytes are readable).
 @inline(__always)
 func loadBytes(_ pointer: UnsafePointer<UInt8>) -> SIMD16<Float> {
-    SIMD16<Float>(UnsafeRawPointer(pointer).loadUnaligned(as: SIMD16<UInt8>.self))
+    // The lane-wise conversion compiles to vector instructions; the generic SIMD16<UInt8> → SIMD16<Float>
+    // initializer is a call that converts lane by lane.
+    SIMD16<Float>(bytesAt: pointer)
 }
 
 /// Reads sixteen bytes of a row as floats; near the row's end only `count` are read and the rest are zero.

@@ -189,7 +189,7 @@ public enum FilterBenchmark {
 /// fresh pool buffer as a decoder would hand it over.
 struct ProcessingTimer {
     let frames: [VideoFrame]
-    let processor: any VideoProcessor
+    let processor: FilterChainProcessor
     let pool: BufferPool
 
     init(_ chain: FilterChain, frames: [VideoFrame], threads: Int) throws {
@@ -209,9 +209,8 @@ struct ProcessingTimer {
                 for (from, to) in zip(source.planes, planes) { from.copy(to: to) }
             }
             let start = DispatchTime.now().uptimeNanoseconds
-            let output = try processor.process(frame)
+            try processor.process(frame) { output in withExtendedLifetime(output) {} }
             total += Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-            withExtendedLifetime(output) {}
         }
         return total
     }
@@ -330,7 +329,7 @@ extension FilterBenchmark {
         }
         var entries: [CatalogEntry] = []
         let count = Double(frames.frames.count)
-        for spec in FilterRegistry.builtIns where options.only.isEmpty || options.only.contains(where: { spec.name.contains($0) }) {
+        for spec in FilterRegistry.all where options.only.isEmpty || options.only.contains(where: { spec.name.contains($0) }) {
             // The filter's own example (parameters that do something), with the files it reads made here.
             var description = try FilterChain(parsing: spec.example).filters.first { $0.name == spec.name } ?? FilterDescription(spec.name)
             for parameter in spec.parameters {

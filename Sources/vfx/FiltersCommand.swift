@@ -12,31 +12,34 @@ enum FiltersCommand {
     static let help = """
         usage: vfx filters [NAME] [--json | --markdown]
 
-          NAME         show one filter (default: all of them)
-          --json       machine-readable listing for scripts
+          NAME         show one filter (default: all of them, under a heading per family)
+          --json       machine-readable listing for scripts: name, family, FFmpeg's equivalent graph
+                       ("ffmpeg", when there is one), parameters…
           --markdown   the catalog as docs/filters.md has it
         """
 
     static func run(_ arguments: inout Arguments) throws {
-        if arguments.flag("--help", "-h") { print(help); return }
+        print(try listing(&arguments), terminator: "")
+    }
+
+    /// What `vfx filters` prints for `arguments`: the catalog as `FilterRegistry.all` has it, registered
+    /// filters included.
+    static func listing(_ arguments: inout Arguments) throws -> String {
+        if arguments.flag("--help", "-h") { return help + "\n" }
         let json = arguments.flag("--json")
         let markdown = arguments.flag("--markdown")
         let name = arguments.optionalPositional()
         try arguments.finish()
         if json && markdown { throw UsageError("choose one of --json and --markdown") }
-        var specs = FilterRegistry.builtIns
+        var specs = FilterRegistry.all
         if let name {
             guard let spec = FilterRegistry.spec(named: name) else {
                 throw UsageError("unknown filter '\(name)' (vfx filters lists them)")
             }
             specs = [spec]
         }
-        if json {
-            print(try FilterListing.json(specs))
-        } else if markdown {
-            print(FilterListing.markdown(specs), terminator: "")
-        } else {
-            print(FilterListing.text(specs))
-        }
+        if json { return try FilterListing.json(specs) + "\n" }
+        if markdown { return FilterListing.markdown(specs) }
+        return FilterListing.text(specs) + "\n"
     }
 }

@@ -146,7 +146,7 @@ final class CatalogColorTests: XCTestCase {
             let processor = try FilterChain(parsing: chain).makeProcessor(threads: 1)
             let format = try processor.configure(for: FrameFormat(of: frame))
             XCTAssertEqual(format.pixelFormat, .rgba, chain)
-            let output = try XCTUnwrap(processor.process(frame))
+            let output = try XCTUnwrap(processor.frames(from: frame).first)
             XCTAssertEqual(output.format, .rgba, chain)
             let bytes = RawFrames.bytes(output)
             var worst = 0

@@ -146,6 +146,20 @@ final class FusionTests: XCTestCase {
         cubeFolder = nil
     }
 
+    /// A vignette right after a colour run is applied inside the run's pass, band by band: the result is the same,
+    /// byte for byte, as the two stages one after the other, on every format and with one or two threads.
+    func testVignetteFusedIntoTheColorPassEqualsTwoStages() throws {
+        for (format, name) in [(PixelFormat.i420, "yuv420p"), (.nv12, "nv12"), (.rgba, "rgba")] {
+            let frame = RawFrames.frame(try SpatialFixtures.decode("astronaut.png", pixelFormat: name, size: (250, 171)),
+                                        format: format, width: 250, height: 171)
+            let separate = try TestSupport.apply("vignette:radius=0.3:intensity=0.8", to: try TestSupport.apply("sepia,hue:angle=20", to: frame))
+            for threads in [1, 2] {
+                let fused = try TestSupport.apply("sepia,hue:angle=20,vignette:radius=0.3:intensity=0.8", to: frame, threads: threads)
+                XCTAssertEqual(RawFrames.bytes(fused), RawFrames.bytes(separate), "\(format), \(threads) thread(s)")
+            }
+        }
+    }
+
     /// A frame whose pixels are shared is copied, not changed behind its other holder's back.
     func testSharedInputIsNotModified() throws {
         let frame = RawFrames.frame((0..<64).map { UInt8($0 * 3) }, format: .rgba, width: 4, height: 4)

@@ -330,6 +330,8 @@ extension FilterBenchmark {
         var entries: [CatalogEntry] = []
         let count = Double(frames.frames.count)
         for spec in FilterRegistry.all where options.only.isEmpty || options.only.contains(where: { spec.name.contains($0) }) {
+            // The clip is I420; filters that need other frames (mask-to-alpha: RGBA) are left out.
+            guard spec.pixelFormats.contains(.i420) else { continue }
             // The filter's own example (parameters that do something), with the files it reads made here.
             var description = try FilterChain(parsing: spec.example).filters.first { $0.name == spec.name } ?? FilterDescription(spec.name)
             for parameter in spec.parameters {

@@ -64,9 +64,9 @@ enum FilterBenchCommand {
         let json = arguments.flag("--json")
         try arguments.finish()
         if !json {
-            print("Catalog at \(width)x\(height), \(frames) frames, \(threads) thread(s); ratio = FFmpeg's time beyond its I/O floor / VideoFX's\n")
-            print("| filter | family | vfx ms/frame | FFmpeg ms/frame | ratio | FFmpeg graph |")
-            print("| --- | --- | ---: | ---: | ---: | --- |")
+            let header = "Catalog at \(width)x\(height), \(frames) frames, \(threads) thread(s); ratio = FFmpeg's time beyond its I/O floor / VideoFX's\n\n"
+                + "| filter | family | vfx ms/frame | FFmpeg ms/frame | ratio | FFmpeg graph |\n| --- | --- | ---: | ---: | ---: | --- |\n"
+            FileHandle.standardOutput.write(Data(header.utf8))
         }
         let entries = try FilterBenchmark.catalog(.init(width: width, height: height, frames: frames, threads: threads,
                                                          repeats: repeats, only: only)) { entry in
@@ -74,7 +74,8 @@ enum FilterBenchCommand {
             let ffmpeg = entry.ffmpegMillisecondsPerFrame.map { String(format: "%.2f", $0) } ?? "—"
             let ratio = entry.ratio.map { String(format: "%.1f×", $0) } ?? "—"
             let graph = entry.ffmpegGraph.map { "`\($0.replacingOccurrences(of: "|", with: "\\|"))`" } ?? "—"
-            print("| \(entry.name) | \(entry.family) | \(String(format: "%.2f", entry.vfxMillisecondsPerFrame)) | \(ffmpeg) | \(ratio) | \(graph) |")
+            let line = "| \(entry.name) | \(entry.family) | \(String(format: "%.2f", entry.vfxMillisecondsPerFrame)) | \(ffmpeg) | \(ratio) | \(graph) |\n"
+            FileHandle.standardOutput.write(Data(line.utf8))   // unbuffered: each row as soon as it is measured
         }
         if json {
             let encoder = JSONEncoder()

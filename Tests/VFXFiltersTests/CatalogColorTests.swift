@@ -97,6 +97,14 @@ final class CatalogColorTests: XCTestCase {
         Case(chain: "\(mode)-blend:color=#c06030") { blend(mode, $0, layer) }.tolerant()
     } + [
         Case(chain: "screen-blend:color=#c06030:opacity=0.4") { c in c + (blend("screen", c, layer) - c) * 0.4 },
+        // The first round's photo looks, from their documented formulas.
+        Case(chain: "photo-chrome") { c in ((luma(c) + (c - luma(c)) * 1.3) - 0.5) * 1.1 + 0.5 }.tolerant(),
+        Case(chain: "photo-instant") { c in
+            (luma(c) + (c - luma(c)) * 0.8) * Color(1.05, 0.98, 0.9) * 0.92 + Color(0.06, 0.05, 0.04)
+        }.tolerant(),
+        Case(chain: "photo-process") { c in c + (c * c * (3 - 2 * c) - c) * 0.6 + Color(-0.02, 0, 0.04) },
+        Case(chain: "photo-tonal") { c in Color(repeating: 0.05 + 0.9 * pow(luma(c), 0.9)) },
+        Case(chain: "photo-transfer") { c in c * Color(1.08, 1, 0.85) + Color(0.03, 0.02, 0) }.tolerant(),
     ]
 
     func testColorFiltersMatchTheirFormulas() throws {

@@ -76,7 +76,8 @@ struct TextStyle: Sendable {
     let opacity: Float
 }
 
-/// A glyph's coverage (0…255) and placement relative to the pen on the baseline.
+/// A glyph's coverage (0…255) and placement relative to the pen on the baseline, with its outline coverage
+/// (0…1, the bitmap padded by the outline's reach on every side) made once when the glyph is first drawn.
 struct Glyph {
     let width: Int, height: Int
     /// Offset of the bitmap's left column from the pen, and of its top row above the baseline.
@@ -84,6 +85,8 @@ struct Glyph {
     /// Pen advance in pixels.
     let advance: Int
     let coverage: [UInt8]
+    /// The coverage dilated by the outline width, (width + 2·reach) × (height + 2·reach); empty without an outline.
+    let outline: [Float]
 }
 
 /// Lays out and rasterizes text with FreeType into a straight-alpha RGBA picture. One font face at one size; glyphs
@@ -142,8 +145,17 @@ final class TextRenderer {
                 for x in 0..<width { coverage[y * width + x] = buffer[y * pitch + x] }
             }
         }
+        var outline: [Float] = []
+        if style.outline > 0 {
+            let reach = Int(style.outline.rounded(.up)), paddedWidth = width + 2 * reach, paddedHeight = height + 2 * reach
+            var padded = [Float](repeating: 0, count: paddedWidth * paddedHeight)
+            for y in 0..<height {
+                for x in 0..<width { padded[(y + reach) * paddedWidth + x + reach] = Float(coverage[y * width + x]) / 255 }
+            }
+            outline = TextRenderer.dilate(padded, width: paddedWidth, height: paddedHeight, radius: style.outline)
+        }
         let result = (Glyph(width: width, height: height, left: Int(slot.pointee.bitmap_left), top: Int(slot.pointee.bitmap_top),
-                            advance: Int((slot.pointee.advance.x + 32) >> 6), coverage: coverage), index)
+                            advance: Int((slot.pointee.advance.x + 32) >> 6), coverage: coverage, outline: outline), index)
         glyphs[scalar] = result
         return result
     }
@@ -181,10 +193,27 @@ final class TextRenderer {
                 }
             }
         }
-        let outline = style.outline > 0 ? TextRenderer.dilate(fill, width: width, height: height, radius: style.outline) : fill
+        // The outline: each glyph's own dilated coverage (cached with the glyph), combined by maximum as the fill is.
+        var outline = fill
+        if style.outline > 0 {
+            for (glyph, originX) in placed {
+                let paddedWidth = glyph.width + 2 * margin
+                for gy in 0..<(glyph.height + 2 * margin) {
+                    let y = ascender - glyph.top + gy
+                    guard y >= 0, y < height else { continue }
+                    for gx in 0..<paddedWidth {
+                        let x = originX + glyph.left + gx
+                        guard x >= 0, x < width else { continue }
+                        outline[y * width + x] = max(outline[y * width + x], glyph.outline[gy * paddedWidth + gx])
+                    }
+                }
+            }
+        }
         var pixels = [UInt8](repeating: 0, count: width * height * 4)
         for y in 0..<height {
             for x in 0..<width {
+                let shadowCoverage = shadow > 0 && x >= shadow && y >= shadow ? outline[(y - shadow) * width + x - shadow] : 0
+                if shadowCoverage == 0 && outline[y * width + x] == 0 && fill[y * width + x] == 0 { continue }
                 var color = SIMD3<Float>.zero, alpha: Float = 0
                 func over(_ c: SIMD3<Float>, _ a: Float) {
                     guard a > 0 else { return }
@@ -192,7 +221,7 @@ final class TextRenderer {
                     color = (c * a + color * alpha * (1 - a)) / outAlpha
                     alpha = outAlpha
                 }
-                if shadow > 0, x >= shadow, y >= shadow { over(style.shadowColor, outline[(y - shadow) * width + x - shadow]) }
+                over(style.shadowColor, shadowCoverage)
                 if style.outline > 0 { over(style.outlineColor, outline[y * width + x]) }
                 over(style.color, fill[y * width + x])
                 let i = (y * width + x) * 4

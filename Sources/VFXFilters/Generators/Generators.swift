@@ -44,8 +44,9 @@ extension FilterSpec {
         swift: "try FilterDescription(\"solid-color\", [\"color\": .color(FilterColor(parsing: \"#00b140\")!)])",
         ffmpeg: { "drawbox=c=0x\($0.color("color").description.dropFirst()):t=fill" }
     ) { arguments, _ in
-        let color = arguments.color("color").rgb
-        return .color(.rgb { _ in color })
+        // A zero matrix plus the colour as offset: an affine map, so YUV frames get the per-plane kernel (a fill of
+        // each plane) and RGB frames three constant tables.
+        return .color(.affine(ColorMatrix(rows: (.zero, .zero, .zero), offset: arguments.color("color").rgb)))
     }
 
     /// A checkerboard of two colours with squares of `size` pixels, one corner at `origin`.

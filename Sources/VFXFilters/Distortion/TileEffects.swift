@@ -91,7 +91,11 @@ extension FilterSpec {
             default: SIMD2(min(p.x, size.x - p.x), p.y)
             }
         }
-        return .processor(WarpProcessor(name: "mirror", map: map, slices: context.slices))
+        // Even frame sizes (chroma exactly half): plain sample copies; odd sizes go through the general warp.
+        guard context.format.width % 2 == 0, context.format.height % 2 == 0 else {
+            return .processor(WarpProcessor(name: "mirror", map: map, slices: context.slices))
+        }
+        return .processor(MirrorProcessor(keep: keep, slices: context.slices))
     }
 
     /// The whole frame shrunk `count` times and repeated count × count times: source = (p mod (S/count)) · count.
@@ -150,4 +154,74 @@ enum TriangleFold {
         }
         return q
     }
+}
+
+/// The stage of `mirror` on frames of even size: each plane's kept half copied, the other half filled with the kept
+/// half's samples in reverse order (sample x of a row of W takes min(x, W−1−x) for `left`, max(x, W−1−x) for
+/// `right`; rows likewise for `top` and `bottom`), which is the nearest-sample warp exactly, at the cost of a copy.
+final class MirrorProcessor: VideoProcessor {
+    let keep: String
+    let slices: SliceRunner
+    private var configured: FrameFormat?
+    private var pool: BufferPool?
+
+    init(keep: String, slices: SliceRunner) {
+        self.keep = keep
+        self.slices = slices
+    }
+
+    func configure(for input: FrameFormat) throws -> FrameFormat {
+        configured = input
+        pool = BufferPool(format: input.pixelFormat, width: input.width, height: input.height, capacity: 3)
+        return input
+    }
+
+    func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
+        try FrameCheck.require(frame, matches: configured, filter: "mirror")
+        let source = frame
+        let output = source.makeSibling(pool: pool)
+        let vertical = keep == "top" || keep == "bottom", keepsFirst = keep == "top" || keep == "left"
+        for index in 0..<source.planeCount {
+            let (input, target) = (source.plane(index), output.plane(index))
+            let (w, h, c) = (input.width, input.height, input.bytesPerPixel)
+            // Samples 0..<(w+1)/2 are the first half (the middle one of an odd row belongs to both).
+            let firstHalf = (w + 1) / 2
+            slices.run(rows: h) { rows in
+                for y in rows {
+                    if vertical {
+                        let from = keepsFirst ? min(y, h - 1 - y) : max(y, h - 1 - y)
+                        target.row(y).update(from: input.row(from), count: w * c)
+                        continue
+                    }
+                    let (row, out) = (input.row(y), target.row(y))
+                    if keepsFirst {
+                        out.update(from: row, count: firstHalf * c)
+                        MirrorProcessor.reversed(row, into: out, from: firstHalf, to: w, width: w, channels: c)
+                    } else {
+                        (out + (w / 2) * c).update(from: row + (w / 2) * c, count: (w - w / 2) * c)
+                        MirrorProcessor.reversed(row, into: out, from: 0, to: w / 2, width: w, channels: c)
+                    }
+                }
+            }
+        }
+        return withExtendedLifetime(source) { output }
+    }
+
+    /// Pixels x in `from..<to` of `out` take pixel w − 1 − x of `row` (whole pixels of 1, 2 or 4 bytes moved at once).
+    @inline(__always)
+    static func reversed(_ row: UnsafeMutablePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>, from: Int, to: Int, width w: Int, channels c: Int) {
+        let (source, target) = (UnsafeRawPointer(row), UnsafeMutableRawPointer(out))
+        switch c {
+        case 1:
+            for x in from..<to { out[x] = row[w - 1 - x] }
+        case 2:
+            for x in from..<to { target.storeBytes(of: source.loadUnaligned(fromByteOffset: 2 * (w - 1 - x), as: UInt16.self), toByteOffset: 2 * x, as: UInt16.self) }
+        case 4:
+            for x in from..<to { target.storeBytes(of: source.loadUnaligned(fromByteOffset: 4 * (w - 1 - x), as: UInt32.self), toByteOffset: 4 * x, as: UInt32.self) }
+        default:
+            for x in from..<to { for k in 0..<c { out[x * c + k] = row[(w - 1 - x) * c + k] } }
+        }
+    }
+
+    func release() { pool = nil }
 }

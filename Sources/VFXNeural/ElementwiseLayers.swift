@@ -1,3 +1,4 @@
+import VFXCore
 import Foundation
 import VFXNeuralKernels
 

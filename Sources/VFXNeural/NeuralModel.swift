@@ -127,6 +127,37 @@ public final class NeuralModel {
     }
 }
 
+extension NeuralModel {
+    /// Runs `body` on input `index`'s storage inside the model's arena, so a caller can write the input
+    /// tensor in place (row-major, shaped like `inputs[index]`) instead of building a `Tensor` that `run`
+    /// copies. Write every value before each `invoke()`: the arena is reused between invokes.
+    ///
+    /// ```swift
+    /// model.withInputBuffer(0) { pixels in fillTensor(pixels) }
+    /// model.invoke()
+    /// let best = model.withOutputBuffer(1) { $0.max() ?? 0 }
+    /// ```
+    public func withInputBuffer<R>(_ index: Int, _ body: (UnsafeMutableBufferPointer<Float>) throws -> R) rethrows -> R {
+        precondition(program.inputs.indices.contains(index), "\(url.lastPathComponent) has no input \(index)")
+        let slot = program.inputs[index]
+        return try body(UnsafeMutableBufferPointer(start: program.arena.pointer + slot.offset, count: slot.count))
+    }
+
+    /// Runs the model once on what `withInputBuffer` wrote; the results stay in the arena until the next invoke.
+    public func invoke() {
+        let base = program.arena.pointer
+        for layer in program.layers { layer.run(base) }
+    }
+
+    /// Runs `body` on output `index` of the last `invoke()`, read in place from the arena (valid only
+    /// inside `body` and until the next invoke).
+    public func withOutputBuffer<R>(_ index: Int, _ body: (UnsafeBufferPointer<Float>) throws -> R) rethrows -> R {
+        precondition(program.outputs.indices.contains(index), "\(url.lastPathComponent) has no output \(index)")
+        let slot = program.outputs[index]
+        return try body(UnsafeBufferPointer(start: program.arena.pointer + slot.offset, count: slot.count))
+    }
+}
+
 /// The kernel set for this CPU: AVX-512 where the CPU has it, else the baseline build. The environment
 /// variable `VFX_NEURAL_KERNELS=baseline` forces the baseline (for comparisons).
 func selectedKernels() -> KernelSet {

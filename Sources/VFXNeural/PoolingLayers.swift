@@ -1,3 +1,4 @@
+import VFXCore
 import VFXNeuralKernels
 
 /// MAX_POOL_2D and AVERAGE_POOL_2D over NHWC windows; the average counts only the window's in-bounds

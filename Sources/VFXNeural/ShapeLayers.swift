@@ -1,3 +1,4 @@
+import VFXCore
 /// PAD with zeros of a rank-4 tensor (lower ranks are padded to 4 at load).
 final class PadLayer: Layer {
     let input: Int, output: Int

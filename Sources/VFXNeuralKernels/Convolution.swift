@@ -1,3 +1,4 @@
+import VFXCore
 /// Spatial convolutions in NHWC (batch 1): depthwise with SIMD over channels, and full convolutions as
 /// an im2col gather of a band of output pixels followed by `gemm`.
 ///

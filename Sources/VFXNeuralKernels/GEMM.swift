@@ -1,3 +1,4 @@
+import VFXCore
 /// Matrix multiply C = clamp(A·B + bias) for 1×1 convolutions and fully connected layers, with B
 /// (the weights) packed once at load time into column panels.
 ///

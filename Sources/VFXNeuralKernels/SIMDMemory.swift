@@ -1,30 +1,4 @@
-/// Unaligned SIMD loads and stores on float pointers, the building blocks of every kernel.
-///
-/// ```swift
-/// let v = SIMD16<Float>(loadingFrom: pointer)
-/// v.store(to: output)
-/// ```
-extension SIMD where Scalar == Float {
-    @_transparent
-    public init(loadingFrom pointer: UnsafePointer<Float>) {
-        self = UnsafeRawPointer(pointer).loadUnaligned(as: Self.self)
-    }
-
-    @_transparent
-    public func store(to pointer: UnsafeMutablePointer<Float>) {
-        UnsafeMutableRawPointer(pointer).storeBytes(of: self, as: Self.self)
-    }
-
-    /// Stores the first `count` lanes only (for the last, partial block of a row).
-    @_transparent
-    public func store(to pointer: UnsafeMutablePointer<Float>, count: Int) {
-        if count >= scalarCount {
-            store(to: pointer)
-        } else {
-            for lane in 0..<count { pointer[lane] = self[lane] }
-        }
-    }
-}
+import VFXCore
 
 /// The float vector operations the kernels use, implemented on the concrete SIMD types (all helpers
 /// here are `@_transparent`: the optimizer otherwise leaves some of them as calls inside the large

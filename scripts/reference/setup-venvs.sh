@@ -46,11 +46,7 @@ STAMP=$( {
         media/astronaut.png media/camera.png media/carphone_pristine.mp4 media/bikes.mp4
 } | sha256sum | cut -d' ' -f1)
 REFERENCE=$BUILD/reference
-if [ "$(cat "$REFERENCE/.stamp" 2>/dev/null)" = "$STAMP" ]; then
-    say "references up to date in .build/reference"
-    exit 0
-fi
-
+make_references() {
 say "making reference tensors"
 PARTIAL=$BUILD/reference.partial
 rm -rf "$PARTIAL"
@@ -68,3 +64,36 @@ echo "$STAMP" > "$PARTIAL/.stamp"
 rm -rf "$REFERENCE"
 mv "$PARTIAL" "$REFERENCE"
 say "references ready in .build/reference"
+}
+if [ "$(cat "$REFERENCE/.stamp" 2>/dev/null)" = "$STAMP" ]; then
+    say "references up to date in .build/reference"
+else
+    make_references
+fi
+
+# VFXVision's references: MediaPipe's face detection, face mesh and selfie segmentation solutions on the
+# photos and the carphone clip (see make_vision_reference.py), in .build/reference-vision.
+VISION_STAMP=$( {
+    echo "${MEDIAPIPE_PACKAGES[*]}"
+    sha256sum scripts/reference/make_vision_reference.py models/*.tflite \
+        media/astronaut.png media/camera.png media/grace_hopper.jpg media/carphone_pristine.mp4
+} | sha256sum | cut -d' ' -f1)
+VISION=$BUILD/reference-vision
+if [ "$(cat "$VISION/.stamp" 2>/dev/null)" = "$VISION_STAMP" ]; then
+    say "vision references up to date in .build/reference-vision"
+    exit 0
+fi
+say "making vision references"
+rm -rf "$VISION.partial"
+mkdir -p "$VISION.partial"
+if ! "$BUILD/venv-mediapipe/bin/python" -W ignore scripts/reference/make_vision_reference.py "$VISION.partial" \
+        2>"$VISION.partial/log.txt"; then
+    cat "$VISION.partial/log.txt" >&2
+    say "make_vision_reference.py failed (log above)"
+    exit 1
+fi
+rm -f "$VISION.partial/log.txt"
+echo "$VISION_STAMP" > "$VISION.partial/.stamp"
+rm -rf "$VISION"
+mv "$VISION.partial" "$VISION"
+say "vision references ready in .build/reference-vision"

@@ -1,3 +1,4 @@
+import VFXCore
 import Foundation
 
 // Levels and curves: posterize, threshold, solarize, levels, luma gamma, color clamp.

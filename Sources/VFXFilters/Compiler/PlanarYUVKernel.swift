@@ -43,7 +43,7 @@ final class PlanarYUVKernel: ColorKernel {
                     var x = 0
                     while x < width {
                         let count = min(16, width - x)
-                        storeBytes(planarLoad(row + x, count: count) * gain + offset, to: row + x, count: count)
+                        storeBytes(loadBytes(row + x, count: count) * gain + offset, to: row + x, count: count)
                         x += 16
                     }
                 }
@@ -67,7 +67,7 @@ final class PlanarYUVKernel: ColorKernel {
                     var i = 0
                     while i < 2 * chromaWidth {
                         let count = min(16, 2 * chromaWidth - i)
-                        let values = planarLoad(row + i, count: count)
+                        let values = loadBytes(row + i, count: count)
                         var swapped = SIMD16<Float>()
                         for lane in 0..<16 { swapped[lane] = values[lane ^ 1] }
                         storeBytes(values * s + swapped * o + k, to: row + i, count: count)
@@ -85,7 +85,7 @@ final class PlanarYUVKernel: ColorKernel {
                     var x = 0
                     while x < chromaWidth {
                         let count = min(16, chromaWidth - x)
-                        let cb = planarLoad(cbRow + x, count: count), cr = planarLoad(crRow + x, count: count)
+                        let cb = loadBytes(cbRow + x, count: count), cr = loadBytes(crRow + x, count: count)
                         storeBytes(cb * a + cr * b + cbConstant, to: cbRow + x, count: count)
                         storeBytes(cb * c + cr * d + crConstant, to: crRow + x, count: count)
                         x += 16
@@ -94,13 +94,4 @@ final class PlanarYUVKernel: ColorKernel {
             }
         }
     }
-}
-
-/// Sixteen bytes (or the first `count`, the rest zero) as floats, through the lane-wise conversion that compiles to
-/// vector instructions (the generic SIMD conversion is a call per lane).
-@inline(__always) private func planarLoad(_ pointer: UnsafeMutablePointer<UInt8>, count: Int) -> SIMD16<Float> {
-    if count == 16 { return SIMD16<Float>(bytesAt: pointer) }
-    var values = SIMD16<Float>()
-    for lane in 0..<count { values[lane] = Float(pointer[lane]) }
-    return values
 }

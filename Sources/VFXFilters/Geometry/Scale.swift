@@ -267,7 +267,7 @@ final class PlaneScaler: @unchecked Sendable {
                     while index < outSamples {
                         var sum = SIMD16<Float>()
                         for k in 0..<taps {
-                            sum = sum.addingProduct(loadFloats(buffer + Int(indices[y * taps + k]) * stride + index), weights[y * taps + k])
+                            sum = sum.addingProduct(SIMD16<Float>(loadingFrom: buffer + Int(indices[y * taps + k]) * stride + index), weights[y * taps + k])
                         }
                         storeBytes(sum, to: target.row(y) + index, count: min(16, outSamples - index))
                         index += 16

@@ -1,3 +1,4 @@
+import VFXCore
 // Median: the middle of the nine values around each sample, which removes specks and keeps edges.
 
 extension FilterSpec {

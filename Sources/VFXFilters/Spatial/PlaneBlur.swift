@@ -1,4 +1,3 @@
-import Dispatch
 import VFXCore
 
 /// Where a blur puts its result: sixteen consecutive blurred samples of one row at a time.
@@ -20,53 +19,6 @@ struct StoreBlurred: BlurredRowWriter {
     @inline(__always)
     func write(_ blurred: SIMD16<Float>, row y: Int, at index: Int, count: Int) {
         storeBytes(blurred, to: target.row(y) + index, count: count)
-    }
-}
-
-/// Rounds `values` to bytes (clamped to 0…255) and stores the first `count` of them at `pointer`.
-///
-/// Rounding adds 1.5·2²³: for a float in 0…255 the sum's low mantissa bits are then the value rounded to
-/// the nearest integer, which a bit cast and a truncation take out (the generic float-to-integer
-/// conversions of the standard library run element by element).
-@inline(__always)
-func storeBytes(_ values: SIMD16<Float>, to pointer: UnsafeMutablePointer<UInt8>, count: Int) {
-    let clamped = lanewiseMin(lanewiseMax(values, SIMD16(repeating: 0)), SIMD16(repeating: 255))
-    let bits = unsafeBitCast(clamped + 12_582_912, to: SIMD16<UInt32>.self)
-    let bytes = SIMD16<UInt8>(truncatingIfNeeded: bits)
-    if count == 16 {
-        UnsafeMutableRawPointer(pointer).storeBytes(of: bytes, as: SIMD16<UInt8>.self)
-    } else {
-        for lane in 0..<count { pointer[lane] = bytes[lane] }
-    }
-}
-
-/// Loads sixteen bytes as floats (the caller guarantees that sixteen bytes are readable).
-@inline(__always)
-func loadBytes(_ pointer: UnsafePointer<UInt8>) -> SIMD16<Float> {
-    // The lane-wise conversion compiles to vector instructions; the generic SIMD16<UInt8> → SIMD16<Float>
-    // initializer is a call that converts lane by lane.
-    SIMD16<Float>(bytesAt: pointer)
-}
-
-/// Reads sixteen bytes of a row as floats; near the row's end only `count` are read and the rest are zero.
-@inline(__always)
-func loadBytes(_ pointer: UnsafePointer<UInt8>, count: Int) -> SIMD16<Float> {
-    if count == 16 { return loadBytes(pointer) }
-    var values = SIMD16<Float>()
-    for lane in 0..<count { values[lane] = Float(pointer[lane]) }
-    return values
-}
-
-/// Splits `count` items into at most `slices` contiguous ranges and runs `body(slice, range)` on each, in
-/// parallel when there is more than one.
-func forEachSlice(of count: Int, slices: Int, _ body: @Sendable (Int, Range<Int>) -> Void) {
-    let parts = max(1, min(slices, count))
-    if parts == 1 {
-        body(0, 0..<count)
-        return
-    }
-    DispatchQueue.concurrentPerform(iterations: parts) { part in
-        body(part, (part * count / parts)..<((part + 1) * count / parts))
     }
 }
 
@@ -181,35 +133,35 @@ final class PlaneBlur: @unchecked Sendable {
         let blocks = (lowHeight + rowsPerBlock - 1) / rowsPerBlock
         let strips = (lowSamples + 15) / 16
         if factor == 1 {
-            forEachSlice(of: blocks, slices: slices) { slice, range in
+            SliceRunner(threads: slices).forEachSlice(of: blocks) { range, slice in
                 for block in range {
                     self.horizontal(ByteLanes(plane: source, channels: self.channels), firstRow: block * rowsPerBlock, slice: slice)
                 }
             }
-            forEachSlice(of: strips, slices: slices) { _, range in
+            SliceRunner(threads: slices).forEachSlice(of: strips) { range, _ in
                 for strip in range { self.vertical(firstSample: strip * 16, writer: writer) }
             }
             return
         }
-        forEachSlice(of: lowHeight, slices: slices) { slice, range in
+        SliceRunner(threads: slices).forEachSlice(of: lowHeight) { range, slice in
             for row in range { self.reduce(source, row: row, slice: slice) }
         }
         if !gaussian.isIdentity {
-            forEachSlice(of: blocks, slices: slices) { slice, range in
+            SliceRunner(threads: slices).forEachSlice(of: blocks) { range, slice in
                 for block in range {
                     self.horizontal(FloatLanes(scratch: self.scratch, stride: self.scratchStride, channels: self.channels),
                                     firstRow: block * rowsPerBlock, slice: slice)
                 }
             }
             let store = FloatStore(scratch: scratch, stride: scratchStride)
-            forEachSlice(of: strips, slices: slices) { _, range in
+            SliceRunner(threads: slices).forEachSlice(of: strips) { range, _ in
                 for strip in range { self.vertical(firstSample: strip * 16, writer: store) }
             }
         }
-        forEachSlice(of: lowHeight, slices: slices) { _, range in
+        SliceRunner(threads: slices).forEachSlice(of: lowHeight) { range, _ in
             for row in range { self.widen(row: row) }
         }
-        forEachSlice(of: height, slices: slices) { _, range in
+        SliceRunner(threads: slices).forEachSlice(of: height) { range, _ in
             for row in range { self.interpolate(row: row, writer: writer) }
         }
     }
@@ -236,7 +188,7 @@ final class PlaneBlur: @unchecked Sendable {
             for _ in 0..<vectors {
                 let count = min(16, samplesPerRow - index)
                 let values = loadBytes(input + index, count: count)
-                UnsafeMutableRawPointer(sum + index).storeBytes(of: k == 0 ? values : loadFloats(sum + index) + values,
+                UnsafeMutableRawPointer(sum + index).storeBytes(of: k == 0 ? values : SIMD16<Float>(loadingFrom: sum + index) + values,
                                                                 as: SIMD16<Float>.self)
                 index += 16
             }
@@ -323,8 +275,8 @@ final class PlaneBlur: @unchecked Sendable {
         let t = rowWeight[row]
         var index = 0
         while index < samplesPerRow {
-            let a = loadFloats(before + index)
-            let b = loadFloats(after + index)
+            let a = SIMD16<Float>(loadingFrom: before + index)
+            let b = SIMD16<Float>(loadingFrom: after + index)
             writer.write(a + (b - a) * t, row: row, at: index, count: min(16, samplesPerRow - index))
             index += 16
         }
@@ -381,11 +333,11 @@ final class PlaneBlur: @unchecked Sendable {
         let column = scratch + firstSample
         let rowStride = scratchStride
         let valid = min(16, lowSamples - firstSample)
-        var w1 = loadFloats(column), w2 = w1, w3 = w1
+        var w1 = SIMD16<Float>(loadingFrom: column), w2 = w1, w3 = w1
         var last = w1
         for y in 0..<lowHeight {
             let cell = column + y * rowStride
-            let v = loadFloats(cell)
+            let v = SIMD16<Float>(loadingFrom: cell)
             let partial = (v * g).addingProduct(w2, a2).addingProduct(w3, a3)
             let w = partial.addingProduct(w1, a1)
             UnsafeMutableRawPointer(cell).storeBytes(of: w, as: SIMD16<Float>.self)
@@ -398,24 +350,13 @@ final class PlaneBlur: @unchecked Sendable {
         var y3 = last + d0 * m[2][0] + d1 * m[2][1] + d2 * m[2][2]
         var row = lowHeight - 1
         while row >= 0 {
-            let partial = (loadFloats(column + row * rowStride) * g).addingProduct(y2, a2).addingProduct(y3, a3)
+            let partial = (SIMD16<Float>(loadingFrom: column + row * rowStride) * g).addingProduct(y2, a2).addingProduct(y3, a3)
             let y = partial.addingProduct(y1, a1)
             y3 = y2; y2 = y1; y1 = y
             writer.write(y, row: row, at: firstSample, count: valid)
             row -= 1
         }
     }
-}
-
-/// Loads sixteen floats (any alignment).
-@inline(__always)
-func loadFloats(_ pointer: UnsafePointer<Float>) -> SIMD16<Float> {
-    UnsafeRawPointer(pointer).loadUnaligned(as: SIMD16<Float>.self)
-}
-
-@inline(__always)
-func loadFloats(_ pointer: UnsafeMutablePointer<Float>) -> SIMD16<Float> {
-    UnsafeRawPointer(pointer).loadUnaligned(as: SIMD16<Float>.self)
 }
 
 /// Reads the horizontal pass's sixteen lanes at one position of a row block.

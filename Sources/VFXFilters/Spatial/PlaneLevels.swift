@@ -42,24 +42,6 @@ struct PlaneLevels: Sendable {
     @inline(__always) func code(_ value: SIMD16<Float>) -> SIMD16<Float> { value * (white - black) + black }
 }
 
-// Lane-wise minimum and maximum written as plain loops over the lanes, which the optimizer turns into single
-// vector instructions (the standard library's `pointwiseMin`/`pointwiseMax` and `replacing(with:where:)`
-// with a vector argument go through the stack lane by lane).
-
-@inline(__always)
-func lanewiseMin(_ a: SIMD16<Float>, _ b: SIMD16<Float>) -> SIMD16<Float> {
-    var result = a
-    for lane in 0..<16 { result[lane] = a[lane] < b[lane] ? a[lane] : b[lane] }
-    return result
-}
-
-@inline(__always)
-func lanewiseMax(_ a: SIMD16<Float>, _ b: SIMD16<Float>) -> SIMD16<Float> {
-    var result = a
-    for lane in 0..<16 { result[lane] = a[lane] > b[lane] ? a[lane] : b[lane] }
-    return result
-}
-
 /// Spatial and geometric stages hold buffers sized for the format they were configured for: a frame of another
 /// pixel format or size is refused with a one-line error instead of being read or written out of bounds.
 ///

@@ -44,7 +44,7 @@ final class PlaneStencil: @unchecked Sendable {
     deinit { rows.deallocate() }
 
     func run<Kernel: StencilKernel & Sendable>(source: Plane, target: Plane, kernel: Kernel) {
-        forEachSlice(of: height, slices: slices) { slice, range in
+        SliceRunner(threads: slices).forEachSlice(of: height) { range, slice in
             self.runRows(range, slice: slice, source: source, target: target, kernel: kernel)
         }
     }
@@ -79,9 +79,9 @@ final class PlaneStencil: @unchecked Sendable {
             while index < samples {
                 let n = above + c + index, m = current + c + index, s = below + c + index
                 let neighborhood = Neighborhood(
-                    northWest: loadFloats(n - c), north: loadFloats(n), northEast: loadFloats(n + c),
-                    west: loadFloats(m - c), center: loadFloats(m), east: loadFloats(m + c),
-                    southWest: loadFloats(s - c), south: loadFloats(s), southEast: loadFloats(s + c))
+                    northWest: SIMD16<Float>(loadingFrom: n - c), north: SIMD16<Float>(loadingFrom: n), northEast: SIMD16<Float>(loadingFrom: n + c),
+                    west: SIMD16<Float>(loadingFrom: m - c), center: SIMD16<Float>(loadingFrom: m), east: SIMD16<Float>(loadingFrom: m + c),
+                    southWest: SIMD16<Float>(loadingFrom: s - c), south: SIMD16<Float>(loadingFrom: s), southEast: SIMD16<Float>(loadingFrom: s + c))
                 storeBytes(kernel.apply(neighborhood), to: output + index, count: min(16, samples - index))
                 index += 16
             }

@@ -152,7 +152,7 @@ struct VignettePlane: @unchecked Sendable {
                     continue
                 }
                 let count = min(16, samples - index)
-                let distance2 = loadFloats(dx2.baseAddress! + index) + dy2
+                let distance2 = SIMD16<Float>(loadingFrom: dx2.baseAddress! + index) + dy2
                 let t = pointwiseMin(pointwiseMax((distance2 - radius2) * inverseSpan, SIMD16(repeating: 0)), SIMD16(repeating: 1))
                 let factor = 1 - intensity * t * t * (3 - 2 * t) * levels.colorLanes
                 let value = loadBytes(row + index, count: count)

@@ -1,0 +1,114 @@
+/// VideoFX's SIMD helpers, used by every kernel module: bytes ↔ float vectors, float vector loads and stores,
+/// rounding and clamping. (The generic SIMD conversion initializers and `pointwiseMin`/`Max` run lane by
+/// lane through library calls; these compile to a few vector instructions.)
+///
+/// ```swift
+/// let y = SIMD16<Float>(bytesAt: row + x)             // 16 bytes → 16 floats
+/// storeBytes(y * 0.5, to: row + x, count: 16)          // clamped to 0…255, rounded to nearest
+/// let v = SIMD16<Float>(loadingFrom: floats + i)      // 16 floats, any alignment
+/// v.store(to: output + i, count: remaining)
+/// ```
+extension SIMD16 where Scalar == Float {
+    /// 16 bytes at `pointer` as floats.
+    @inlinable @inline(__always) public init(bytesAt pointer: UnsafePointer<UInt8>) {
+        self.init()
+        for lane in 0..<16 { self[lane] = Float(pointer[lane]) }
+    }
+
+    /// Each lane clamped to 0…1 (as compare-and-blend).
+    @inlinable @inline(__always) public var clampedToUnit: SIMD16<Float> {
+        let low = replacing(with: 0, where: self .< 0)
+        return low.replacing(with: 1, where: low .> 1)
+    }
+}
+
+extension SIMD8 where Scalar == Float {
+    /// 8 bytes at `pointer` as floats.
+    @inlinable @inline(__always) public init(bytesAt pointer: UnsafePointer<UInt8>) {
+        self.init()
+        for lane in 0..<8 { self[lane] = Float(pointer[lane]) }
+    }
+
+    /// Each lane clamped to 0…1 (as compare-and-blend).
+    @inlinable @inline(__always) public var clampedToUnit: SIMD8<Float> {
+        let low = replacing(with: 0, where: self .< 0)
+        return low.replacing(with: 1, where: low .> 1)
+    }
+}
+
+extension SIMD where Scalar == Float {
+    /// A vector of floats at `pointer` (any alignment).
+    @_transparent
+    public init(loadingFrom pointer: UnsafePointer<Float>) {
+        self = UnsafeRawPointer(pointer).loadUnaligned(as: Self.self)
+    }
+
+    /// Stores every lane at `pointer` (any alignment).
+    @_transparent
+    public func store(to pointer: UnsafeMutablePointer<Float>) {
+        UnsafeMutableRawPointer(pointer).storeBytes(of: self, as: Self.self)
+    }
+
+    /// Stores the first `count` lanes only (for the last, partial block of a row).
+    @_transparent
+    public func store(to pointer: UnsafeMutablePointer<Float>, count: Int) {
+        if count >= scalarCount {
+            store(to: pointer)
+        } else {
+            for lane in 0..<count { pointer[lane] = self[lane] }
+        }
+    }
+}
+
+/// Lane-wise minimum, as plain loops over the lanes that the optimizer turns into single vector instructions
+/// (the standard library's `pointwiseMin` and `replacing(with:where:)` with a vector argument go through the
+/// stack lane by lane).
+@inlinable @inline(__always)
+public func lanewiseMin(_ a: SIMD16<Float>, _ b: SIMD16<Float>) -> SIMD16<Float> {
+    var result = a
+    for lane in 0..<16 { result[lane] = a[lane] < b[lane] ? a[lane] : b[lane] }
+    return result
+}
+
+/// Lane-wise maximum (see `lanewiseMin`).
+@inlinable @inline(__always)
+public func lanewiseMax(_ a: SIMD16<Float>, _ b: SIMD16<Float>) -> SIMD16<Float> {
+    var result = a
+    for lane in 0..<16 { result[lane] = a[lane] > b[lane] ? a[lane] : b[lane] }
+    return result
+}
+
+/// Rounds values already in 0…255 to the nearest byte: adding 2²³ leaves the integer in the low mantissa bits.
+@inlinable @inline(__always) public func roundedBytes(_ values: SIMD16<Float>) -> SIMD16<UInt8> {
+    SIMD16<UInt8>(truncatingIfNeeded: unsafeBitCast(values + 8_388_608, to: SIMD16<UInt32>.self))
+}
+
+@inlinable @inline(__always) public func roundedBytes(_ values: SIMD8<Float>) -> SIMD8<UInt8> {
+    SIMD8<UInt8>(truncatingIfNeeded: unsafeBitCast(values + 8_388_608, to: SIMD8<UInt32>.self))
+}
+
+/// Clamps `values` to 0…255, rounds them to bytes and stores the first `count` at `pointer`.
+@inlinable @inline(__always)
+public func storeBytes(_ values: SIMD16<Float>, to pointer: UnsafeMutablePointer<UInt8>, count: Int) {
+    let bytes = roundedBytes(lanewiseMin(lanewiseMax(values, SIMD16(repeating: 0)), SIMD16(repeating: 255)))
+    if count == 16 {
+        UnsafeMutableRawPointer(pointer).storeBytes(of: bytes, as: SIMD16<UInt8>.self)
+    } else {
+        for lane in 0..<count { pointer[lane] = bytes[lane] }
+    }
+}
+
+/// Sixteen bytes of a row as floats (the caller guarantees that sixteen bytes are readable).
+@inlinable @inline(__always)
+public func loadBytes(_ pointer: UnsafePointer<UInt8>) -> SIMD16<Float> {
+    SIMD16<Float>(bytesAt: pointer)
+}
+
+/// Sixteen bytes of a row as floats; near the row's end only `count` are read and the rest are zero.
+@inlinable @inline(__always)
+public func loadBytes(_ pointer: UnsafePointer<UInt8>, count: Int) -> SIMD16<Float> {
+    if count == 16 { return SIMD16<Float>(bytesAt: pointer) }
+    var values = SIMD16<Float>()
+    for lane in 0..<count { values[lane] = Float(pointer[lane]) }
+    return values
+}

@@ -12,6 +12,7 @@ say() { printf 'setup: %s\n' "$*" >&2; }
 # 1. Debian packages.
 APT_PACKAGES=(pkg-config ffmpeg libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev
               libavdevice-dev python3 python3-pip python3-venv unzip ca-certificates
+              libfreetype-dev fonts-dejavu-core    # text rendering for the text filter
               pocketsphinx-testdata alsa-utils)   # real speech and noise for the audio tests
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

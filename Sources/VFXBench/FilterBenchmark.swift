@@ -270,3 +270,117 @@ struct Y4MClip {
         self.frames = frames
     }
 }
+
+/// Every filter of the catalog timed in one run with its example's parameters (files it reads are made in the
+/// workspace: a `.cube` grade, a 256×256 logo with alpha, a gradient ramp, a mask), beside FFmpeg's equivalent
+/// graph where the filter has one (`FilterSpec.ffmpeg`): ratio beyond FFmpeg's read/write floor, as `run` does for
+/// one chain; the others in milliseconds per frame.
+///
+/// ```swift
+/// let rows = try FilterBenchmark.catalog(.init(width: 1920, height: 1080))
+/// ```
+extension FilterBenchmark {
+    public struct CatalogOptions: Sendable {
+        public var width: Int
+        public var height: Int
+        public var frames: Int
+        public var threads: Int
+        public var repeats: Int
+        /// Only the filters whose names contain one of these (all when empty).
+        public var only: [String]
+
+        public init(width: Int = 1920, height: Int = 1080, frames: Int = 20, threads: Int = 1, repeats: Int = 2, only: [String] = []) {
+            self.width = width
+            self.height = height
+            self.frames = frames
+            self.threads = threads
+            self.repeats = repeats
+            self.only = only
+        }
+    }
+
+    public struct CatalogEntry: Sendable, Encodable {
+        public let name: String
+        public let family: String
+        public let chain: String
+        public let vfxMillisecondsPerFrame: Double
+        public let ffmpegGraph: String?
+        /// FFmpeg's time per frame beyond its floor (nil without an equivalent, or when it does not exceed the floor).
+        public let ffmpegMillisecondsPerFrame: Double?
+        public let ratio: Double?
+        /// FFmpeg's complaint when its graph failed (the row then has no ratio).
+        public let ffmpegError: String?
+    }
+
+    public static func catalog(_ options: CatalogOptions, progress: (CatalogEntry) -> Void = { _ in }) throws -> [CatalogEntry] {
+        let workspace = "/dev/shm/vfx-bench-catalog-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: workspace, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: workspace) }
+        let clip = try prepareClip(.generated(width: options.width, height: options.height), frames: options.frames, in: workspace)
+        let frames = try Y4MClip(path: clip, limit: options.frames)
+        guard !frames.frames.isEmpty else { throw BenchError("\(clip): no frames") }
+        let files = try catalogFiles(in: workspace)
+        let base = ["-hide_banner", "-v", "error", "-threads", "\(options.threads)", "-filter_threads", "\(options.threads)",
+                    "-i", clip, "-frames:v", "\(frames.frames.count)"]
+        let output = workspace + "/out.y4m"
+        var floor = Double.infinity
+        for _ in 0..<max(1, options.repeats) {
+            floor = min(floor, try bestTime(repeats: 1) { try runFFmpeg(base + ["-f", "yuv4mpegpipe", "-y", output]) })
+        }
+        var entries: [CatalogEntry] = []
+        let count = Double(frames.frames.count)
+        for spec in FilterRegistry.all where options.only.isEmpty || options.only.contains(where: { spec.name.contains($0) }) {
+            // The clip is I420; filters that need other frames (mask-to-alpha: RGBA) are left out.
+            guard spec.pixelFormats.contains(.i420) else { continue }
+            // The filter's own example (parameters that do something), with the files it reads made here.
+            var description = try FilterChain(parsing: spec.example).filters.first { $0.name == spec.name } ?? FilterDescription(spec.name)
+            for parameter in spec.parameters {
+                guard case .file(let extensions) = parameter.kind, parameter.defaultValue == nil || spec.example.contains("\(parameter.key)=") else { continue }
+                let file = extensions.contains("cube") ? files.cube : spec.name == "overlay" ? files.logo
+                    : spec.name == "color-map" ? files.ramp : files.mask
+                try description.set(parameter.key, .text(file))
+            }
+            let chain = FilterChain([description])
+            let graph = spec.ffmpeg?(try description.arguments())
+            let timer = try ProcessingTimer(chain, frames: frames.frames, threads: options.threads)
+            var processing = Double.infinity, ffmpeg = Double.infinity
+            var failure: String?
+            for _ in 0..<max(1, options.repeats) {
+                processing = min(processing, try timer.pass())
+                if let graph, failure == nil {
+                    do {
+                        ffmpeg = min(ffmpeg, try bestTime(repeats: 1) {
+                            try runFFmpeg(base + ["-vf", graph + ",format=yuv420p", "-f", "yuv4mpegpipe", "-y", output])
+                        })
+                    } catch {
+                        failure = "\(error)"
+                    }
+                }
+            }
+            timer.processor.release()
+            let beyond = graph != nil && failure == nil && ffmpeg > floor ? (ffmpeg - floor) : nil
+            let entry = CatalogEntry(name: spec.name, family: spec.family.rawValue, chain: chain.description,
+                                     vfxMillisecondsPerFrame: processing / count * 1000, ffmpegGraph: graph,
+                                     ffmpegMillisecondsPerFrame: beyond.map { $0 / count * 1000 }, ratio: beyond.map { $0 / processing },
+                                     ffmpegError: failure)
+            progress(entry)
+            entries.append(entry)
+        }
+        return entries
+    }
+
+    /// The files the catalog's filters read, made with FFmpeg and written here.
+    static func catalogFiles(in folder: String) throws -> (cube: String, logo: String, ramp: String, mask: String) {
+        let cube = folder + "/grade.cube"
+        try CubeFile.text(size: 17) { rgb in rgb * rgb * SIMD3(0.9, 1, 1.1) }.write(toFile: cube, atomically: true, encoding: .utf8)
+        func png(_ name: String, _ source: String) throws -> String {
+            let path = "\(folder)/\(name).png"
+            try runFFmpeg(["-hide_banner", "-v", "error", "-f", "lavfi", "-i", source, "-frames:v", "1", "-y", path])
+            return path
+        }
+        let logo = try png("logo", "color=c=0xff8800@0.6:s=256x256,format=rgba,drawbox=x=32:y=32:w=192:h=192:c=white@0.9:t=fill")
+        let ramp = try png("ramp", "gradients=s=256x4:c0=black:c1=orange:nb_colors=2:x0=0:y0=0:x1=255:y1=0")
+        let mask = try png("mask", "gradients=s=320x180:c0=black:c1=white:nb_colors=2:x0=0:y0=0:x1=0:y1=179")
+        return (cube, logo, ramp, mask)
+    }
+}

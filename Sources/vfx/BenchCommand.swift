@@ -12,12 +12,14 @@ import VFXBench
 enum BenchCommand {
     static let help = """
         usage: vfx bench --filter CHAIN [--input X.y4m | --size WxH] [--frames N] [--threads N] [--ffmpeg GRAPH] [--json]
+               vfx bench --catalog [--size WxH] [--frames N] [--threads N] [--only NAME,…] [--json]
                vfx bench --model MODEL.tflite [--threads N] [--runs N] [--warmup N] [--json]
                vfx bench --passthrough INPUT [--repeats N] [--json]
                vfx bench --vision faces|faces-full|landmarks|segment|segment-landscape --input FILE [--threads N] [--json]
                vfx bench --audio-filter CHAIN --input FILE [--block N] [--repeats N] [--no-ffmpeg] [--json]
 
           --filter       time a chain on a y4m clip or a generated frame, beside FFmpeg's equivalent graph
+          --catalog      time every filter of the catalog (its example), beside FFmpeg's equivalent where it has one
           --model        time one invoke of a TFLite model on VideoFX's interpreter
           --passthrough  read every frame of INPUT and write it to y4m, beside `ffmpeg -i INPUT -f yuv4mpegpipe`
                          (one thread each, best of --repeats; files go to a private folder in /dev/shm,
@@ -42,12 +44,12 @@ enum BenchCommand {
             try passThrough(&arguments)
         } else if has("--audio-filter") {
             try AudioBenchCommand.run(&arguments)
-        } else if has("--filter") {
+        } else if has("--filter") || has("--catalog") {
             try FilterBenchCommand.run(&arguments)
         } else if arguments.flag("--help", "-h") {
             print(help)
         } else {
-            throw UsageError("bench needs --filter CHAIN, --model MODEL, --passthrough INPUT or --vision KIND (vfx bench --help)")
+            throw UsageError("bench needs --filter CHAIN, --catalog, --model MODEL, --passthrough INPUT or --vision KIND (vfx bench --help)")
         }
     }
 

@@ -7,9 +7,11 @@ import VFXBench
 /// ```sh
 /// vfx bench --filter sepia --size 1920x1080 --frames 60 --threads 1
 /// vfx bench --filter 'lut:file=grade.cube' --input clip.y4m --json
+/// vfx bench --catalog --size 1280x720 --json
 /// ```
 enum FilterBenchCommand {
     static func run(_ arguments: inout Arguments) throws {
+        if arguments.flag("--catalog") { return try catalog(&arguments) }
         guard let chain = try arguments.option("--filter") else { throw UsageError("bench needs --filter CHAIN") }
         let input = try arguments.option("--input", "-i")
         let size = try arguments.option("--size").map(parseSize)
@@ -48,6 +50,37 @@ enum FilterBenchCommand {
         }
         if let ratio = result.ratio {
             print(String(format: "ratio       %.2f× FFmpeg  ((ffmpeg − floor) / (vfx − floor))", ratio))
+        }
+    }
+
+    /// `vfx bench --catalog [--size WxH] [--frames N] [--threads N] [--repeats N] [--only a,b] [--json]`: one row per
+    /// filter, printed as it is measured (a Markdown table), or one JSON array at the end.
+    static func catalog(_ arguments: inout Arguments) throws {
+        let (width, height) = try arguments.option("--size").map(parseSize) ?? (1920, 1080)
+        let frames = try arguments.intOption("--frames", range: 1...10_000) ?? 20
+        let threads = try arguments.intOption("--threads", range: 1...256) ?? 1
+        let repeats = try arguments.intOption("--repeats", range: 1...100) ?? 2
+        let only = try arguments.option("--only").map { $0.split(separator: ",").map(String.init) } ?? []
+        let json = arguments.flag("--json")
+        try arguments.finish()
+        if !json {
+            let header = "Catalog at \(width)x\(height), \(frames) frames, \(threads) thread(s); ratio = FFmpeg's time beyond its I/O floor / VideoFX's\n\n"
+                + "| filter | family | vfx ms/frame | FFmpeg ms/frame | ratio | FFmpeg graph |\n| --- | --- | ---: | ---: | ---: | --- |\n"
+            FileHandle.standardOutput.write(Data(header.utf8))
+        }
+        let entries = try FilterBenchmark.catalog(.init(width: width, height: height, frames: frames, threads: threads,
+                                                         repeats: repeats, only: only)) { entry in
+            guard !json else { return }
+            let ffmpeg = entry.ffmpegMillisecondsPerFrame.map { String(format: "%.2f", $0) } ?? "—"
+            let ratio = entry.ratio.map { String(format: "%.1f×", $0) } ?? "—"
+            let graph = entry.ffmpegGraph.map { "`\($0.replacingOccurrences(of: "|", with: "\\|"))`" } ?? "—"
+            let line = "| \(entry.name) | \(entry.family) | \(String(format: "%.2f", entry.vfxMillisecondsPerFrame)) | \(ffmpeg) | \(ratio) | \(graph) |\n"
+            FileHandle.standardOutput.write(Data(line.utf8))   // unbuffered: each row as soon as it is measured
+        }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            print(String(decoding: try encoder.encode(entries), as: UTF8.self))
         }
     }
 

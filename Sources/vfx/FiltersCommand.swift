@@ -15,8 +15,9 @@ enum FiltersCommand {
 
           lists the video filters (--filter), then the audio filters (--audio-filter)
 
-          NAME         show one filter (default: all of them)
-          --json       machine-readable listing for scripts
+          NAME         show one filter (default: all of them, under a heading per family)
+          --json       machine-readable listing for scripts: name, kind (video or audio), family, FFmpeg's
+                       equivalent graph ("ffmpeg", when there is one), parameters…
           --markdown   the catalog as docs/filters.md has it (with --audio: the tables of docs/audio.md)
           --audio      only the audio filters
         """

@@ -120,7 +120,11 @@ final class FusionTests: XCTestCase {
                     let one = RawFrames.bytes(try TestSupport.apply(chain, to: frame, threads: 1))
                     let two = RawFrames.bytes(try TestSupport.apply(chain, to: frame, threads: 2))
                     XCTAssertEqual(one, two, "\(chain) on \(format) \(width)x\(height)")
-                    XCTAssertEqual(one.count, count)
+                    // Gray frames through a run that makes colour come out RGBA (CatalogColorTests checks the values).
+                    let output = try FilterChain(parsing: chain).makeProcessor(threads: 1).configure(for: FrameFormat(of: frame))
+                    XCTAssertEqual(one.count, output.pixelFormat == format ? count : width * height * 4, "\(chain) on \(format)")
+                    XCTAssertEqual(output.pixelFormat, format == .gray8 && chain != "mono" && chain != "brightness" && chain != "gamma:0.7"
+                                   ? .rgba : format, "\(chain) on \(format)")
                 }
             }
         }
@@ -140,6 +144,20 @@ final class FusionTests: XCTestCase {
     override func tearDown() {
         if let cubeFolder { try? FileManager.default.removeItem(atPath: cubeFolder) }
         cubeFolder = nil
+    }
+
+    /// A vignette right after a colour run is applied inside the run's pass, band by band: the result is the same,
+    /// byte for byte, as the two stages one after the other, on every format and with one or two threads.
+    func testVignetteFusedIntoTheColorPassEqualsTwoStages() throws {
+        for (format, name) in [(PixelFormat.i420, "yuv420p"), (.nv12, "nv12"), (.rgba, "rgba")] {
+            let frame = RawFrames.frame(try SpatialFixtures.decode("astronaut.png", pixelFormat: name, size: (250, 171)),
+                                        format: format, width: 250, height: 171)
+            let separate = try TestSupport.apply("vignette:radius=0.3:intensity=0.8", to: try TestSupport.apply("sepia,hue:angle=20", to: frame))
+            for threads in [1, 2] {
+                let fused = try TestSupport.apply("sepia,hue:angle=20,vignette:radius=0.3:intensity=0.8", to: frame, threads: threads)
+                XCTAssertEqual(RawFrames.bytes(fused), RawFrames.bytes(separate), "\(format), \(threads) thread(s)")
+            }
+        }
     }
 
     /// A frame whose pixels are shared is copied, not changed behind its other holder's back.

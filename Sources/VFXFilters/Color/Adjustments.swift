@@ -11,7 +11,7 @@ extension FilterSpec {
     ///
     /// Chain: `color-controls:brightness=0.05:contrast=1.2:saturation=1.3` · Swift: `FilterDescription.colorControls(brightness: 0.05, contrast: 1.2, saturation: 1.3)`
     public static let colorControls = FilterSpec(
-        name: "color-controls", summary: "Saturation around luma, brightness added, contrast around mid-gray.",
+        name: "color-controls", family: .colorAdjustment, summary: "Saturation around luma, brightness added, contrast around mid-gray.",
         coreImage: "CIColorControls",
         parameters: [ParameterSpec("brightness", .number(-1...1), default: 0, "added to every channel"),
                      ParameterSpec("contrast", .number(0...4), default: 1, "gain around 0.5"),
@@ -30,7 +30,7 @@ extension FilterSpec {
     ///
     /// Chain: `brightness:amount=0.1` · Swift: `FilterDescription.brightness(amount: 0.1)`
     public static let brightness = FilterSpec(
-        name: "brightness", summary: "Luma raised or lowered by amount; chroma kept (YUV: luma plane only).",
+        name: "brightness", family: .colorAdjustment, summary: "Luma raised or lowered by amount; chroma kept (YUV: luma plane only).",
         coreImage: nil,
         parameters: [ParameterSpec("amount", .number(-1...1), default: 0.1, "added to luma")],
         example: "brightness:amount=0.1", swift: "FilterDescription.brightness(amount: 0.1)",
@@ -45,7 +45,7 @@ extension FilterSpec {
     ///
     /// Chain: `exposure:ev=1` · Swift: `FilterDescription.exposure(ev: 1)`
     public static let exposure = FilterSpec(
-        name: "exposure", summary: "Exposure change in stops, applied in linear light.", coreImage: "CIExposureAdjust",
+        name: "exposure", family: .colorAdjustment, summary: "Exposure change in stops, applied in linear light.", coreImage: "CIExposureAdjust",
         parameters: [ParameterSpec("ev", .number(-10...10, unit: "EV"), default: 0.5, "stops: +1 doubles the light")],
         example: "exposure:ev=1", swift: "FilterDescription.exposure(ev: 1)"
     ) { arguments, _ in
@@ -58,7 +58,7 @@ extension FilterSpec {
     ///
     /// Chain: `gamma:power=0.8` · Swift: `FilterDescription.gamma(power: 0.8)`
     public static let gamma = FilterSpec(
-        name: "gamma", summary: "Each channel raised to a power (>1 darkens mid-tones).", coreImage: "CIGammaAdjust",
+        name: "gamma", family: .colorAdjustment, summary: "Each channel raised to a power (>1 darkens mid-tones).", coreImage: "CIGammaAdjust",
         parameters: [ParameterSpec("power", .number(0.1...10), default: 1, "the exponent")],
         example: "gamma:power=0.8", swift: "FilterDescription.gamma(power: 0.8)",
         ffmpeg: { arguments in
@@ -75,7 +75,7 @@ extension FilterSpec {
     ///
     /// Chain: `hue:angle=90` · Swift: `FilterDescription.hue(angle: 90)`
     public static let hue = FilterSpec(
-        name: "hue", summary: "Hue rotation: chroma turned by an angle around gray; luma kept.", coreImage: "CIHueAdjust",
+        name: "hue", family: .colorAdjustment, summary: "Hue rotation: chroma turned by an angle around gray; luma kept.", coreImage: "CIHueAdjust",
         parameters: [ParameterSpec("angle", .angle(-180...180), default: 0, "degrees of rotation")],
         example: "hue:angle=90", swift: "FilterDescription.hue(angle: 90)",
         ffmpeg: { "hue=h=\($0.number("angle"))" }
@@ -88,7 +88,7 @@ extension FilterSpec {
     ///
     /// Chain: `vibrance:amount=0.5` · Swift: `FilterDescription.vibrance(amount: 0.5)`
     public static let vibrance = FilterSpec(
-        name: "vibrance", summary: "Saturation raised mostly in dull colors (skin and saturated colors change less).",
+        name: "vibrance", family: .colorAdjustment, summary: "Saturation raised mostly in dull colors (skin and saturated colors change less).",
         coreImage: "CIVibrance",
         parameters: [ParameterSpec("amount", .number(-1...1), default: 0.5, "negative mutes dull colors")],
         example: "vibrance:amount=0.5", swift: "FilterDescription.vibrance(amount: 0.5)"
@@ -108,7 +108,7 @@ extension FilterSpec {
     ///
     /// Chain: `white-balance:temperature=4500:tint=10` · Swift: `FilterDescription.whiteBalance(temperature: 4500, tint: 10)`
     public static let whiteBalance = FilterSpec(
-        name: "white-balance", summary: "Corrects a light's color temperature to 6500 K, plus a green–magenta tint.",
+        name: "white-balance", family: .colorAdjustment, summary: "Corrects a light's color temperature to 6500 K, plus a green–magenta tint.",
         coreImage: "CITemperatureAndTint",
         parameters: [ParameterSpec("temperature", .number(1500...15000, unit: "K"), default: 6500, "the light to correct"),
                      ParameterSpec("tint", .number(-100...100), default: 0, "positive adds magenta, negative green")],
@@ -124,7 +124,7 @@ extension FilterSpec {
     ///
     /// Chain: `temperature:amount=0.3` · Swift: `FilterDescription.temperature(amount: 0.3)`
     public static let temperature = FilterSpec(
-        name: "temperature", summary: "Warmer (positive) or cooler (negative) by red and blue gains.",
+        name: "temperature", family: .colorAdjustment, summary: "Warmer (positive) or cooler (negative) by red and blue gains.",
         coreImage: nil,
         parameters: [ParameterSpec("amount", .number(-1...1), default: 0.2, "+ warmer, − cooler")],
         example: "temperature:amount=0.3", swift: "FilterDescription.temperature(amount: 0.3)",

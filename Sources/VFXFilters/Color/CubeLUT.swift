@@ -13,7 +13,7 @@ extension FilterSpec {
     ///
     /// Chain: `lut:file=grade.cube:intensity=0.8` · Swift: `try FilterDescription.lut(file: "grade.cube", intensity: 0.8)`
     public static let lut = FilterSpec(
-        name: "lut", summary: "A .cube lookup table (1D or 3D), blended with the original by intensity.",
+        name: "lut", family: .colorEffect, summary: "A .cube lookup table (1D or 3D), blended with the original by intensity.",
         coreImage: "CIColorCube",
         parameters: [ParameterSpec("file", .file(extensions: ["cube"]), "the .cube file"),
                      ParameterSpec("intensity", .number(0...1), default: 1, "blend with the original")],

@@ -9,7 +9,7 @@ extension FilterSpec {
     ///
     /// Chain: `posterize:levels=4` · Swift: `FilterDescription.posterize(levels: 4)`
     public static let posterize = FilterSpec(
-        name: "posterize", summary: "Each channel quantized to a number of levels.", coreImage: "CIColorPosterize",
+        name: "posterize", family: .colorEffect, summary: "Each channel quantized to a number of levels.", coreImage: "CIColorPosterize",
         parameters: [ParameterSpec("levels", .integer(2...256), default: 6, "values per channel")],
         example: "posterize:levels=4", swift: "FilterDescription.posterize(levels: 4)"
     ) { arguments, _ in
@@ -22,7 +22,7 @@ extension FilterSpec {
     ///
     /// Chain: `threshold:threshold=0.4` · Swift: `FilterDescription.threshold(0.4)`
     public static let threshold = FilterSpec(
-        name: "threshold", summary: "Black or white by luma.", coreImage: "CIColorThreshold",
+        name: "threshold", family: .colorEffect, summary: "Black or white by luma.", coreImage: "CIColorThreshold",
         parameters: [ParameterSpec("threshold", .number(0...1), default: 0.5, "luma from which a pixel is white")],
         example: "threshold:threshold=0.4", swift: "FilterDescription.threshold(0.4)"
     ) { arguments, context in
@@ -35,7 +35,7 @@ extension FilterSpec {
     ///
     /// Chain: `solarize:threshold=0.6` · Swift: `FilterDescription.solarize(threshold: 0.6)`
     public static let solarize = FilterSpec(
-        name: "solarize", summary: "Channels above a threshold inverted.", coreImage: nil,
+        name: "solarize", family: .colorEffect, summary: "Channels above a threshold inverted.", coreImage: nil,
         parameters: [ParameterSpec("threshold", .number(0...1), default: 0.5, "channel value from which it inverts")],
         example: "solarize:threshold=0.6", swift: "FilterDescription.solarize(threshold: 0.6)"
     ) { arguments, _ in
@@ -48,7 +48,7 @@ extension FilterSpec {
     ///
     /// Chain: `levels:black=0.05:white=0.9:gamma=1.2` · Swift: `FilterDescription.levels(black: 0.05, white: 0.9, gamma: 1.2)`
     public static let levels = FilterSpec(
-        name: "levels", summary: "Input black and white points and a mid-tone gamma on each channel.", coreImage: nil,
+        name: "levels", family: .colorAdjustment, summary: "Input black and white points and a mid-tone gamma on each channel.", coreImage: nil,
         parameters: [ParameterSpec("black", .number(0...1), default: 0, "input value that becomes black"),
                      ParameterSpec("white", .number(0...1), default: 1, "input value that becomes white"),
                      ParameterSpec("gamma", .number(0.1...10), default: 1, "mid-tone gamma (>1 brightens)")],
@@ -74,7 +74,7 @@ extension FilterSpec {
     ///
     /// Chain: `luma-gamma:power=0.8` · Swift: `FilterDescription.lumaGamma(power: 0.8)`
     public static let lumaGamma = FilterSpec(
-        name: "luma-gamma", summary: "Luma raised to a power, chroma kept (YUV: luma plane only).", coreImage: nil,
+        name: "luma-gamma", family: .colorAdjustment, summary: "Luma raised to a power, chroma kept (YUV: luma plane only).", coreImage: nil,
         parameters: [ParameterSpec("power", .number(0.1...10), default: 1, "the exponent (>1 darkens)")],
         example: "luma-gamma:power=0.8", swift: "FilterDescription.lumaGamma(power: 0.8)",
         ffmpeg: { "lutyuv=y=gammaval(\(1 / $0.number("power")))" }
@@ -88,7 +88,7 @@ extension FilterSpec {
     ///
     /// Chain: `color-clamp:low=#202020:high=#e0e0e0` · Swift: `FilterDescription.colorClamp(low: FilterColor(red: 0.1, green: 0.1, blue: 0.1), high: FilterColor(red: 0.9, green: 0.9, blue: 0.9))`
     public static let colorClamp = FilterSpec(
-        name: "color-clamp", summary: "Each channel clamped between two colors' channels.", coreImage: "CIColorClamp",
+        name: "color-clamp", family: .colorAdjustment, summary: "Each channel clamped between two colors' channels.", coreImage: "CIColorClamp",
         parameters: [ParameterSpec("low", .color, default: .color(FilterColor(red: 0, green: 0, blue: 0)), "lowest value per channel"),
                      ParameterSpec("high", .color, default: .color(FilterColor(red: 1, green: 1, blue: 1)), "highest value per channel")],
         example: "color-clamp:low=#202020:high=#e0e0e0",

@@ -6,7 +6,7 @@ extension FilterSpec {
     ///
     /// Chain: `color-matrix:rr=0.5:rg=0.5:rb=0` · Swift: `FilterDescription.colorMatrix(ColorMatrix(rows: (SIMD3(0.5, 0.5, 0), SIMD3(0, 1, 0), SIMD3(0, 0, 1))))`
     public static let colorMatrix = FilterSpec(
-        name: "color-matrix", summary: "Any 3×3 matrix plus bias on R'G'B' (rows are output channels).",
+        name: "color-matrix", family: .colorAdjustment, summary: "Any 3×3 matrix plus bias on R'G'B' (rows are output channels).",
         coreImage: "CIColorMatrix",
         parameters: ["rr", "rg", "rb", "gr", "gg", "gb", "br", "bg", "bb"].map { key in
             ParameterSpec(key, .number(-4...4), default: key.first == key.last ? 1 : 0,
@@ -24,7 +24,7 @@ extension FilterSpec {
     ///
     /// Chain: `channel-swap:order=bgr` · Swift: `FilterDescription.channelSwap(order: "bgr")`
     public static let channelSwap = FilterSpec(
-        name: "channel-swap", summary: "Channels reordered (e.g. bgr swaps red and blue).", coreImage: nil,
+        name: "channel-swap", family: .colorAdjustment, summary: "Channels reordered (e.g. bgr swaps red and blue).", coreImage: nil,
         parameters: [ParameterSpec("order", .choice(["rgb", "rbg", "grb", "gbr", "brg", "bgr"]), default: .text("bgr"),
                                    "input channels feeding output red, green, blue")],
         example: "channel-swap:order=bgr", swift: "FilterDescription.channelSwap(order: \"bgr\")",

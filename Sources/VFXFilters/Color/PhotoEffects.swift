@@ -62,7 +62,7 @@ extension FilterSpec {
                                     _ transform: @escaping @Sendable (LumaWeights) -> ColorTransform) -> FilterSpec {
         let swiftName = name.split(separator: "-").enumerated()
             .map { $0.offset == 0 ? String($0.element) : $0.element.prefix(1).uppercased() + $0.element.dropFirst() }.joined()
-        return FilterSpec(name: name, summary: summary, coreImage: coreImage, parameters: [], example: name,
+        return FilterSpec(name: name, family: .colorEffect, summary: summary, coreImage: coreImage, parameters: [], example: name,
                           swift: "FilterDescription.\(swiftName)") { _, context in .color(transform(context.luma)) }
     }
 }

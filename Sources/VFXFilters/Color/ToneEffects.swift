@@ -9,7 +9,7 @@ extension FilterSpec {
     ///
     /// Chain: `sepia:intensity=0.8` · Swift: `FilterDescription.sepia(intensity: 0.8)`
     public static let sepia = FilterSpec(
-        name: "sepia", summary: "Classic sepia tone: the .393/.769/.189 matrix on gamma-encoded RGB, blended by intensity.",
+        name: "sepia", family: .colorEffect, summary: "Classic sepia tone: the .393/.769/.189 matrix on gamma-encoded RGB, blended by intensity.",
         coreImage: "CISepiaTone",
         parameters: [ParameterSpec("intensity", .number(0...1), default: 1, "blend with the original: 0 none, 1 full sepia")],
         example: "sepia:intensity=0.8", swift: "FilterDescription.sepia(intensity: 0.8)",
@@ -21,7 +21,7 @@ extension FilterSpec {
     ///
     /// Chain: `mono` · Swift: `FilterDescription.mono`
     public static let mono = FilterSpec(
-        name: "mono", summary: "Grayscale of the same luma (YUV frames: only chroma is touched).",
+        name: "mono", family: .colorEffect, summary: "Grayscale of the same luma (YUV frames: only chroma is touched).",
         coreImage: "CIPhotoEffectMono", parameters: [], example: "mono", swift: "FilterDescription.mono",
         ffmpeg: { _ in "hue=s=0" }
     ) { _, context in .color(.removingChroma(context.luma)) }
@@ -31,7 +31,7 @@ extension FilterSpec {
     ///
     /// Chain: `thermal` · Swift: `FilterDescription.thermal`
     public static let thermal = FilterSpec(
-        name: "thermal", summary: "Heat-camera palette on luma: black, blue, magenta, red, yellow, white.",
+        name: "thermal", family: .colorEffect, summary: "Heat-camera palette on luma: black, blue, magenta, red, yellow, white.",
         coreImage: "CIThermal", parameters: [], example: "thermal", swift: "FilterDescription.thermal"
     ) { _, context in
         let weights = context.luma
@@ -43,7 +43,7 @@ extension FilterSpec {
     ///
     /// Chain: `x-ray` · Swift: `FilterDescription.xRay`
     public static let xRay = FilterSpec(
-        name: "x-ray", summary: "X-ray film look: inverted luma with a cold blue cast.",
+        name: "x-ray", family: .colorEffect, summary: "X-ray film look: inverted luma with a cold blue cast.",
         coreImage: "CIXRay", parameters: [], example: "x-ray", swift: "FilterDescription.xRay"
     ) { _, context in
         let weights = context.luma
@@ -55,7 +55,7 @@ extension FilterSpec {
     ///
     /// Chain: `invert` · Swift: `FilterDescription.invert`
     public static let invert = FilterSpec(
-        name: "invert", summary: "Negative: each channel becomes 1 − value.", coreImage: "CIColorInvert",
+        name: "invert", family: .colorEffect, summary: "Negative: each channel becomes 1 − value.", coreImage: "CIColorInvert",
         parameters: [], example: "invert", swift: "FilterDescription.invert", ffmpeg: { _ in "negate" }
     ) { _, _ in
         .color(.affine(ColorMatrix(rows: (SIMD3(-1, 0, 0), SIMD3(0, -1, 0), SIMD3(0, 0, -1)), offset: .one)))
@@ -66,7 +66,7 @@ extension FilterSpec {
     ///
     /// Chain: `false-color:dark=navy:light=gold` · Swift: `FilterDescription.falseColor(dark: .init(parsing: "navy")!, light: .init(parsing: "gold")!)`
     public static let falseColor = FilterSpec(
-        name: "false-color", summary: "Luma mapped linearly from one color (black) to another (white).",
+        name: "false-color", family: .colorEffect, summary: "Luma mapped linearly from one color (black) to another (white).",
         coreImage: "CIFalseColor",
         parameters: [ParameterSpec("dark", .color, default: .color(FilterColor(red: 0.3, green: 0, blue: 0)), "color of black"),
                      ParameterSpec("light", .color, default: .color(FilterColor(red: 1, green: 0.9, blue: 0.8)), "color of white")],
@@ -83,7 +83,7 @@ extension FilterSpec {
     ///
     /// Chain: `color-monochrome:color=#336699:intensity=0.7` · Swift: `FilterDescription.colorMonochrome(color: FilterColor(red: 0.2, green: 0.4, blue: 0.6), intensity: 0.7)`
     public static let colorMonochrome = FilterSpec(
-        name: "color-monochrome", summary: "Luma times a color, blended with the original by intensity.",
+        name: "color-monochrome", family: .colorEffect, summary: "Luma times a color, blended with the original by intensity.",
         coreImage: "CIColorMonochrome",
         parameters: [ParameterSpec("color", .color, default: .color(FilterColor(red: 0.6, green: 0.5, blue: 0.4)), "the tone"),
                      ParameterSpec("intensity", .number(0...1), default: 1, "blend with the original")],
@@ -101,7 +101,7 @@ extension FilterSpec {
     ///
     /// Chain: `tint:color=#ff0000:amount=0.5` · Swift: `FilterDescription.tint(color: FilterColor(red: 1, green: 0, blue: 0), amount: 0.5)`
     public static let tint = FilterSpec(
-        name: "tint", summary: "Chroma mixed toward a color's chroma by amount; luma kept.",
+        name: "tint", family: .colorEffect, summary: "Chroma mixed toward a color's chroma by amount; luma kept.",
         coreImage: nil,
         parameters: [ParameterSpec("color", .color, default: .color(FilterColor(red: 1, green: 0, blue: 0)), "the tint color"),
                      ParameterSpec("amount", .number(0...1), default: 0.5, "0 none, 1 the color's chroma")],

@@ -128,6 +128,15 @@ public final class FilterChainProcessor: FrameProcessor, @unchecked Sendable {
             case .color(let transform):
                 run.append(transform)
             case .processor(let processor):
+                if let vignette = processor as? VignetteProcessor, !run.isEmpty, format.pixelFormat != .gray8 {
+                    // A vignette right after a colour run darkens each band of rows inside the run's own pass,
+                    // while the rows are still in cache (no second pass over the frame).
+                    let fused = FusedColorProcessor(run, slices: slices, vignette: vignette)
+                    format = try fused.configure(for: format)
+                    stages.append(fused)
+                    run = []
+                    continue
+                }
                 try flush()
                 format = try processor.configure(for: format)
                 stages.append(processor)

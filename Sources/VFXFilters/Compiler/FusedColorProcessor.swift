@@ -4,10 +4,13 @@ import VFXPipeline
 /// A run of consecutive point-wise color transforms compiled into one pass over the frame's own planes.
 ///
 /// The kernel is chosen once, in `configure`:
-/// - gray frames: one 256-entry table on the single plane;
+/// - gray frames: one 256-entry table on the single plane, or, when the run makes colour out of gray (`thermal`,
+///   `sepia`, `color-monochrome`), three tables writing an RGBA frame (the stage's output format is then RGBA);
 /// - YUV frames whose run only bends luma and/or removes chroma: a 256-entry luma table (skipped when luma is
 ///   unchanged) and/or a chroma fill: `mono` touches only the chroma planes;
-/// - YUV frames with a lone affine transform (`sepia`, `color-matrix`…): `AffineYUVKernel`, exact per pixel;
+/// - YUV frames with a lone affine transform that keeps luma and chroma apart (`invert`, `hue`, `color-controls`):
+///   `PlanarYUVKernel`, each plane on its own as FFmpeg does;
+/// - YUV frames with another lone affine transform (`sepia`, `color-matrix`…): `AffineYUVKernel`, exact per pixel;
 /// - other YUV runs: `YUVTableKernel`, a 3D table in Y'CbCr;
 /// - RGB frames whose run works on each channel alone: `RGBChannelKernel`, three exact 256-entry tables;
 /// - RGB frames whose run only bends luma and/or removes chroma: `RGBLumaKernel`, a table on quarter-code luma;
@@ -24,11 +27,21 @@ final class FusedColorProcessor: VideoProcessor {
     let slices: SliceRunner
     private var kernel: (any ColorKernel)?
     private var pool: BufferPool?
+    /// For gray input whose run makes colour: R, G, B of each gray code, and the output's colour description.
+    private var grayToColor: (table: [SIMD3<UInt8>], color: ColorDescription)?
 
-    init(_ run: [ColorTransform], slices: SliceRunner) {
+    /// A vignette applied in the same pass, band by band (see `FilterChainProcessor.compile`).
+    let vignette: VignetteProcessor?
+
+    init(_ run: [ColorTransform], slices: SliceRunner, vignette: VignetteProcessor? = nil) {
         self.run = run
         self.slices = slices
+        self.vignette = vignette
     }
+
+    /// Frame rows per band when a vignette rides along: small enough that a band's planes stay in cache between
+    /// the colour kernel and the vignette (1080p: 16 rows ≈ 46 KB of I420), even so that bands split 4:2:0 chroma rows.
+    static let bandRows = 16
 
     /// The whole run on one R'G'B' value, clamped to 0…1 after each transform (as separate filters would).
     static func evaluate(_ run: [ColorTransform], _ rgb: SIMD3<Float>) -> SIMD3<Float> {
@@ -38,15 +51,81 @@ final class FusedColorProcessor: VideoProcessor {
     }
 
     func configure(for input: FrameFormat) throws -> FrameFormat {
+        grayToColor = nil
+        if input.pixelFormat == .gray8, let table = FusedColorProcessor.colorTable(for: run) {
+            var output = input
+            output.pixelFormat = .rgba
+            output.color = ColorDescription(matrix: input.color.matrix, range: .full)
+            grayToColor = (table, output.color)
+            kernel = nil
+            pool = BufferPool(format: .rgba, width: input.width, height: input.height, capacity: 2)
+            return output
+        }
         kernel = FusedColorProcessor.chooseKernel(for: run, format: input)
         pool = BufferPool(format: input.pixelFormat, width: input.width, height: input.height, capacity: 2)
+        if let vignette { _ = try vignette.configure(for: input) }
         return input
     }
 
+    /// The run's R'G'B' output for each gray code as bytes, when some gray comes out coloured (a channel differs
+    /// from another by at least half a code); nil when gray stays gray.
+    static func colorTable(for run: [ColorTransform]) -> [SIMD3<UInt8>]? {
+        let values = (0..<256).map { evaluate(run, SIMD3(repeating: Float($0) / 255)) * 255 }
+        guard values.contains(where: { $0.max() - $0.min() >= 0.5 }) else { return nil }
+        return values.map { value in
+            SIMD3(UInt8(value.x.rounded().clamped(0, 255)), UInt8(value.y.rounded().clamped(0, 255)),
+                  UInt8(value.z.rounded().clamped(0, 255)))
+        }
+    }
+
     func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
+        if let (table, color) = grayToColor {
+            guard frame.format == .gray8, let pool, pool.width == frame.width, pool.height == frame.height else {
+                throw FilterError.unsupportedFormat(filter: "color", format: "\(frame.format) \(frame.width)x\(frame.height) (configured for gray8)")
+            }
+            let source = frame
+            let output = VideoFrame(buffer: pool.makeBuffer(), timestamp: source.timestamp, duration: source.duration,
+                                    rotation: source.rotation, color: color)
+            let (gray, rgba) = (source.plane(0), output.plane(0))
+            let width = source.width
+            table.withUnsafeBufferPointer { table in
+                self.slices.run(rows: gray.height) { rows in
+                    for y in rows {
+                        let input = gray.row(y), target = rgba.row(y)
+                        for x in 0..<width {
+                            let value = table[Int(input[x])]
+                            target[4 * x] = value.x
+                            target[4 * x + 1] = value.y
+                            target[4 * x + 2] = value.z
+                            target[4 * x + 3] = 255
+                        }
+                    }
+                }
+            }
+            return withExtendedLifetime(source) { output }
+        }
         var frame = frame
         guard let kernel else { return frame }
         let (width, height, slices) = (frame.width, frame.height, self.slices)
+        if let vignette, vignette.isActive {
+            let isYUV = frame.format.isYUV
+            frame.withMutablePlanes(pool: pool) { planes in
+                let bands = (height + Self.bandRows - 1) / Self.bandRows
+                slices.run(rows: bands) { range in
+                    for band in range {
+                        let rows = (band * Self.bandRows)..<min(height, (band + 1) * Self.bandRows)
+                        let parts = planes.enumerated().map { index, plane in
+                            let planeRows = isYUV && index > 0 ? (rows.lowerBound / 2)..<((rows.upperBound + 1) / 2) : rows
+                            return Plane(baseAddress: plane.row(planeRows.lowerBound), bytesPerRow: plane.bytesPerRow, width: plane.width,
+                                         height: planeRows.count, bytesPerPixel: plane.bytesPerPixel)
+                        }
+                        kernel.apply(to: parts, width: width, height: rows.count, slices: SliceRunner(threads: 1))
+                        vignette.darken(planes, frameRows: rows)
+                    }
+                }
+            }
+            return frame
+        }
         frame.withMutablePlanes(pool: pool) { planes in
             kernel.apply(to: planes, width: width, height: height, slices: slices)
         }
@@ -56,6 +135,8 @@ final class FusedColorProcessor: VideoProcessor {
     func release() {
         kernel = nil
         pool = nil
+        grayToColor = nil
+        vignette?.release()
     }
 
     static func chooseKernel(for run: [ColorTransform], format: FrameFormat) -> any ColorKernel {
@@ -81,6 +162,7 @@ final class FusedColorProcessor: VideoProcessor {
                 return LumaTableKernel(map: map, fillsChroma: removesChroma, chromaInterleaved: interleaved)
             }
             if run.count == 1, case .affine(let matrix) = run[0].kind {
+                if let planar = PlanarYUVKernel(matrix: matrix, coding: coding, chromaInterleaved: interleaved) { return planar }
                 return AffineYUVKernel(matrix: matrix, coding: coding, chromaInterleaved: interleaved)
             }
             return YUVTableKernel(coding: coding, chromaInterleaved: interleaved, evaluate: evaluate)

@@ -7,8 +7,34 @@ import Foundation
 /// print(FilterListing.text(FilterRegistry.all))
 /// ```
 public enum FilterListing {
-    /// One block per filter: name, summary, parameters with kind, default and meaning.
+    /// `specs` grouped by family (families in listing order, filters in catalog order within each).
+    public static func grouped(_ specs: [FilterSpec]) -> [(family: FilterFamily, specs: [FilterSpec])] {
+        let families = Set(specs.map(\.family)).sorted()
+        return families.map { family in (family, specs.filter { $0.family == family }) }
+    }
+
+    /// FFmpeg's filtergraph for the same work with the filter's default parameters, when there is one.
+    public static func ffmpegGraph(_ spec: FilterSpec) -> String? {
+        guard let ffmpeg = spec.ffmpeg else { return nil }
+        var values: [String: ParameterValue] = [:]
+        for parameter in spec.parameters {
+            guard let value = parameter.defaultValue else { return nil }
+            values[parameter.key] = value
+        }
+        return ffmpeg(FilterArguments(filter: spec.name, values: values))
+    }
+
+    /// One block per filter under a heading per family: name, summary, parameters with kind, default and meaning.
     public static func text(_ specs: [FilterSpec]) -> String {
+        var lines: [String] = []
+        for (family, members) in grouped(specs) {
+            if specs.count > 1 { lines.append("\(lines.isEmpty ? "" : "\n")[\(family)]") }
+            lines += entries(members)
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private static func entries(_ specs: [FilterSpec]) -> [String] {
         var lines: [String] = []
         for spec in specs {
             let coreImage = spec.coreImage.map { "  (\($0))" } ?? ""
@@ -21,7 +47,7 @@ public enum FilterListing {
             }
             lines.append("    e.g. \(spec.example)")
         }
-        return lines.joined(separator: "\n")
+        return lines
     }
 
     /// A JSON array of filters with their parameters (keys sorted, stable across runs).
@@ -40,14 +66,16 @@ public enum FilterListing {
             `name:key=value:key=value,name2`; bare values are taken in parameter order (`sepia:0.8`). Colors are
             `#rrggbb` or names, points are normalized `XxY` (origin top-left, x right, y down).
 
-            | filter | Core Image | what it does |
-            | --- | --- | --- |
+            | family | filter | Core Image | FFmpeg | what it does |
+            | --- | --- | --- | --- | --- |
 
             """
-        for spec in specs {
-            out += "| [`\(spec.name)`](#\(spec.name)) | \(spec.coreImage ?? "—") | \(spec.summary) |\n"
+        let ordered = grouped(specs).flatMap(\.specs)
+        for spec in ordered {
+            let ffmpeg = ffmpegGraph(spec).map { "`\($0.replacingOccurrences(of: "|", with: "\\|"))`" } ?? "—"
+            out += "| \(spec.family) | [`\(spec.name)`](#\(spec.name)) | \(spec.coreImage ?? "—") | \(ffmpeg) | \(spec.summary) |\n"
         }
-        for spec in specs {
+        for spec in ordered {
             out += "\n## \(spec.name)\n\n\(spec.summary)\n\n"
             if spec.parameters.isEmpty {
                 out += "No parameters.\n\n"
@@ -60,7 +88,7 @@ public enum FilterListing {
                 out += "\n"
             }
             out += "Formats: \(spec.pixelFormats.map(\.rawValue).joined(separator: ", ")). "
-            out += "Core Image: \(spec.coreImage ?? "none").\n\n"
+            out += "Family: \(spec.family). Core Image: \(spec.coreImage ?? "none").\n\n"
             out += "```sh\nvfx apply in.mp4 -o out.mp4 --filter '\(spec.example)'\n```\n\n"
             out += "```swift\nlet filter = \(spec.swift)\n```\n"
         }
@@ -71,6 +99,9 @@ public enum FilterListing {
         /// `video` (audio filters are listed by VFXAudio's `AudioFilterListing` with `audio`).
         let kind = "video"
         let name: String
+        let family: String
+        /// FFmpeg's filtergraph for the same work at the default parameters (absent when FFmpeg has none).
+        let ffmpeg: String?
         let summary: String
         let coreImage: String?
         let pixelFormats: [String]
@@ -80,6 +111,8 @@ public enum FilterListing {
 
         init(_ spec: FilterSpec) {
             name = spec.name
+            family = spec.family.rawValue
+            ffmpeg = FilterListing.ffmpegGraph(spec)
             summary = spec.summary
             coreImage = spec.coreImage
             pixelFormats = spec.pixelFormats.map(\.rawValue)
@@ -115,7 +148,7 @@ public enum FilterListing {
                 (minimum, maximum, unit, choices) = (nil, nil, nil, options)
             case .file(let extensions):
                 (minimum, maximum, unit, choices) = (nil, nil, nil, extensions)
-            case .color, .point, .flag:
+            case .color, .point, .flag, .text:
                 (minimum, maximum, unit, choices) = (nil, nil, nil, nil)
             }
         }

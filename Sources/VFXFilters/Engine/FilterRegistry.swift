@@ -27,6 +27,27 @@ public enum FilterRegistry {
         .gaussianBlur, .boxBlur, .motionBlur, .zoomBlur, .unsharpMask, .bloom, .gloom, .sharpen, .edges, .emboss, .median, .vignette, .pixellate,
         // Geometry (Geometry/*.swift)
         .crop, .scale, .flip, .rotate,
+        // Tone curves and colour reduction (Color/ToneCurves.swift, Color/ColorReduction.swift)
+        .highlightShadow, .toneCurve, .colorPolynomial, .srgbToLinear, .linearToSRGB, .colorMap,
+        .palettize, .colorThreshold, .dither, .maximumComponent, .minimumComponent, .maskToAlpha,
+        // Distortions (Distortion/Distortions.swift)
+        .bumpDistortion, .pinchDistortion, .twirlDistortion, .vortexDistortion, .holeDistortion, .circleSplashDistortion,
+        .glass, .lensDistortion, .lensCorrection,
+        // Tiles and mirrors (Distortion/TileEffects.swift)
+        .kaleidoscope, .triangleKaleidoscope, .mirror, .tile, .fourfoldReflectedTile,
+        // Cells (Stylize/Cells.swift)
+        .crystallize, .pointillize, .hexagonalPixellate,
+        // Blend modes (Composite/BlendModes.swift)
+        .multiplyBlend, .screenBlend, .overlayBlend, .softLightBlend, .hardLightBlend, .colorDodgeBlend, .colorBurnBlend,
+        .darkenBlend, .lightenBlend, .differenceBlend, .exclusionBlend, .hueBlend, .saturationBlend, .colorBlend, .luminosityBlend,
+        // Halftone screens and ink effects (Stylize/Halftone.swift, Stylize/InkEffects.swift)
+        .dotScreen, .lineScreen, .circularScreen, .hatchedScreen, .edgeWork, .lineOverlay, .comicEffect, .cartoon,
+        // Blurs (Spatial/DiscBlur.swift, Spatial/VariableBlur.swift, Spatial/NoiseReduction.swift)
+        .discBlur, .tiltShift, .maskedVariableBlur, .noiseReduction,
+        // Overlays (Composite/Overlay.swift, Composite/Text.swift)
+        .overlay, .text,
+        // Generators (Generators/Generators.swift)
+        .solidColor, .checkerboard, .linearGradient, .radialGradient,
     ]
 
     /// Every filter: the built-ins, then the registered ones in the order they were registered.

@@ -15,6 +15,8 @@ import VFXPipeline
 /// ```
 public struct FilterSpec: Sendable {
     public let name: String
+    /// The family it is listed under (`vfx filters` groups by it): Core Image's categories.
+    public let family: FilterFamily
     /// One or two sentences: what the filter does (units and ranges are in the parameter table).
     public let summary: String
     /// The Core Image filter it corresponds to, when there is one (`CISepiaTone`).
@@ -31,11 +33,12 @@ public struct FilterSpec: Sendable {
     /// Makes the stage for resolved `arguments` and the frames in `context`.
     public let makeStage: @Sendable (FilterArguments, FilterContext) throws -> FilterStage
 
-    public init(name: String, summary: String, coreImage: String? = nil, parameters: [ParameterSpec],
+    public init(name: String, family: FilterFamily = .other, summary: String, coreImage: String? = nil, parameters: [ParameterSpec],
                 pixelFormats: [PixelFormat] = PixelFormat.allCases, example: String, swift: String,
                 ffmpeg: (@Sendable (FilterArguments) -> String?)? = nil,
                 makeStage: @escaping @Sendable (FilterArguments, FilterContext) throws -> FilterStage) {
         self.name = name
+        self.family = family
         self.summary = summary
         self.coreImage = coreImage
         self.parameters = parameters
@@ -48,6 +51,43 @@ public struct FilterSpec: Sendable {
 
     /// The parameter named `key`.
     public func parameter(_ key: String) -> ParameterSpec? { parameters.first { $0.key == key } }
+}
+
+/// The family a filter is listed under, after Core Image's categories (`CICategoryColorAdjustment`…). Modules
+/// outside VFXFilters may add their own (`FilterFamily("vision")`).
+///
+/// ```swift
+/// FilterRegistry.all.filter { $0.family == .distortion }.map(\.name)
+/// ```
+public struct FilterFamily: RawRepresentable, Sendable, Hashable, Comparable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ name: String) { rawValue = name }
+
+    public static let colorAdjustment = FilterFamily("color-adjustment")
+    public static let colorEffect = FilterFamily("color-effect")
+    public static let blur = FilterFamily("blur")
+    public static let sharpen = FilterFamily("sharpen")
+    public static let stylize = FilterFamily("stylize")
+    public static let halftone = FilterFamily("halftone")
+    public static let distortion = FilterFamily("distortion")
+    public static let tile = FilterFamily("tile")
+    public static let composite = FilterFamily("composite")
+    public static let overlay = FilterFamily("overlay")
+    public static let generator = FilterFamily("generator")
+    public static let geometry = FilterFamily("geometry")
+    public static let other = FilterFamily("other")
+
+    /// The order families are listed in (others after these, by name).
+    static let listingOrder: [FilterFamily] = [.colorAdjustment, .colorEffect, .blur, .sharpen, .stylize, .halftone,
+                                                .distortion, .tile, .composite, .overlay, .generator, .geometry]
+
+    public static func < (a: FilterFamily, b: FilterFamily) -> Bool {
+        let i = listingOrder.firstIndex(of: a) ?? listingOrder.count, j = listingOrder.firstIndex(of: b) ?? listingOrder.count
+        return i != j ? i < j : a.rawValue < b.rawValue
+    }
+
+    public var description: String { rawValue }
 }
 
 /// A filter's parameter values, complete (defaults filled in) and validated against its table.

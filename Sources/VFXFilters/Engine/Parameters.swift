@@ -24,6 +24,8 @@ public enum ParameterKind: Sendable, Hashable {
     case choice([String])
     /// A boolean: `1`/`0`, `true`/`false`, `yes`/`no`, `on`/`off`.
     case flag
+    /// Free text (a caption); quote it in a chain when it holds `:` or `,`.
+    case text
 
     /// How the listing shows the kind: `number 0…1`, `color`, `one of horizontal|vertical`…
     public var summary: String {
@@ -38,6 +40,7 @@ public enum ParameterKind: Sendable, Hashable {
         case .file(let extensions): "file (" + extensions.map { "." + $0 }.joined(separator: ", ") + ")"
         case .choice(let choices): "one of " + choices.joined(separator: "|")
         case .flag: "flag (0|1)"
+        case .text: "text"
         }
     }
 
@@ -52,6 +55,7 @@ public enum ParameterKind: Sendable, Hashable {
         case .file: "file"
         case .choice: "enum"
         case .flag: "bool"
+        case .text: "string"
         }
     }
 }
@@ -215,6 +219,8 @@ public struct ParameterSpec: Sendable {
         case .choice(let choices):
             guard choices.contains(trimmed.lowercased()) else { throw bad(kind.summary) }
             return .text(trimmed.lowercased())
+        case .text:
+            return .text(text)
         case .flag:
             switch trimmed.lowercased() {
             case "1", "true", "yes", "on": return .flag(true)
@@ -238,7 +244,7 @@ public struct ParameterSpec: Sendable {
         case (.integer(let range), .number(let number)):
             guard number == number.rounded(), range.contains(Int(exactly: number) ?? Int.min) else { throw bad() }
             return .integer(Int(number))
-        case (.color, .color), (.point, .point), (.flag, .flag), (.file, .text): break
+        case (.color, .color), (.point, .point), (.flag, .flag), (.file, .text), (.text, .text): break
         case (.choice(let choices), .text(let text)):
             guard choices.contains(text) else { throw bad() }
         default:

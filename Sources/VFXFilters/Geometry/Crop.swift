@@ -9,7 +9,7 @@ extension FilterSpec {
     ///
     /// Chain: `crop:x=100:y=50:width=640:height=360` · Swift: `FilterDescription.crop(x: 100, y: 50, width: 640, height: 360)`
     public static let crop = FilterSpec(
-        name: "crop", summary: "Keeps a width×height rectangle whose top-left corner is (x, y).", coreImage: "CICrop",
+        name: "crop", family: .geometry, summary: "Keeps a width×height rectangle whose top-left corner is (x, y).", coreImage: "CICrop",
         parameters: [ParameterSpec("x", .integer(0...16384), default: 0, "left edge in pixels"),
                      ParameterSpec("y", .integer(0...16384), default: 0, "top edge in pixels"),
                      ParameterSpec("width", .integer(0...16384), default: 0, "width in pixels (0: up to the right edge)"),

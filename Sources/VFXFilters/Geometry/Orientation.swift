@@ -10,7 +10,7 @@ extension FilterSpec {
     ///
     /// Chain: `flip:vertical` · Swift: `FilterDescription.flip(.vertical)`
     public static let flip = FilterSpec(
-        name: "flip", summary: "Mirrors the frame left-right (horizontal) or top-bottom (vertical).",
+        name: "flip", family: .geometry, summary: "Mirrors the frame left-right (horizontal) or top-bottom (vertical).",
         parameters: [ParameterSpec("axis", .choice(["horizontal", "vertical"]), default: .text("horizontal"),
                                    "horizontal: left↔right, vertical: top↔bottom")],
         example: "flip:vertical", swift: "FilterDescription.flip(.vertical)",
@@ -26,7 +26,7 @@ extension FilterSpec {
     ///
     /// Chain: `rotate:angle=90` · Swift: `FilterDescription.rotate(angle: 90)`
     public static let rotate = FilterSpec(
-        name: "rotate", summary: "Rotates clockwise by angle degrees (90/180/270 exact, others bilinear, black corners).",
+        name: "rotate", family: .geometry, summary: "Rotates clockwise by angle degrees (90/180/270 exact, others bilinear, black corners).",
         parameters: [ParameterSpec("angle", .angle(-360...360), default: 90, "clockwise rotation in degrees")],
         example: "rotate:angle=90", swift: "FilterDescription.rotate(angle: 90)",
         ffmpeg: { arguments in

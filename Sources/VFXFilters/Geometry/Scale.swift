@@ -13,7 +13,7 @@ extension FilterSpec {
     ///
     /// Chain: `scale:width=1280:height=720` · Swift: `FilterDescription.scale(width: 1280, height: 720)`
     public static let scale = FilterSpec(
-        name: "scale", summary: "Resizes to width×height (0 keeps the aspect ratio) with a bicubic, bilinear or area kernel.",
+        name: "scale", family: .geometry, summary: "Resizes to width×height (0 keeps the aspect ratio) with a bicubic, bilinear or area kernel.",
         coreImage: "CILanczosScaleTransform",
         parameters: [ParameterSpec("width", .integer(0...16384), default: 0, "output width in pixels (0: from height and aspect)"),
                      ParameterSpec("height", .integer(0...16384), default: 0, "output height in pixels (0: from width and aspect)"),

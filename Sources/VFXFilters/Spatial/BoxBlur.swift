@@ -10,7 +10,7 @@ extension FilterSpec {
     ///
     /// Chain: `box-blur:radius=4` · Swift: `FilterDescription.boxBlur(radius: 4)`
     public static let boxBlur = FilterSpec(
-        name: "box-blur", summary: "Mean of the (2·radius+1)² square around each pixel, edges clamped.",
+        name: "box-blur", family: .blur, summary: "Mean of the (2·radius+1)² square around each pixel, edges clamped.",
         coreImage: "CIBoxBlur",
         parameters: [ParameterSpec("radius", .integer(0...200), default: 10, "half the square's side, in pixels")],
         example: "box-blur:radius=4", swift: "FilterDescription.boxBlur(radius: 4)",

@@ -17,7 +17,7 @@ extension FilterSpec {
     ///
     /// Chain: `motion-blur:radius=20:angle=30` · Swift: `FilterDescription.motionBlur(radius: 20, angle: 30)`
     public static let motionBlur = FilterSpec(
-        name: "motion-blur", summary: "Blur along a direction (angle, clockwise from horizontal) over 2·radius pixels.",
+        name: "motion-blur", family: .blur, summary: "Blur along a direction (angle, clockwise from horizontal) over 2·radius pixels.",
         coreImage: "CIMotionBlur",
         parameters: [ParameterSpec("radius", .number(0...500, unit: "px"), default: 20, "half the length of the streak"),
                      ParameterSpec("angle", .angle(-360...360), default: 0, "direction, clockwise from horizontal")],
@@ -36,7 +36,7 @@ extension FilterSpec {
     ///
     /// Chain: `zoom-blur:center=0.5x0.4:amount=30` · Swift: `FilterDescription.zoomBlur(center: FilterPoint(x: 0.5, y: 0.4), amount: 30)`
     public static let zoomBlur = FilterSpec(
-        name: "zoom-blur", summary: "Blur along rays from a center, as zooming during the exposure.",
+        name: "zoom-blur", family: .blur, summary: "Blur along rays from a center, as zooming during the exposure.",
         coreImage: "CIZoomBlur",
         parameters: [ParameterSpec("center", .point, default: .point(FilterPoint(x: 0.5, y: 0.5)), "center of the zoom"),
                      ParameterSpec("amount", .number(0...500, unit: "px"), default: 20, "smear in pixels at the corners")],

@@ -8,7 +8,7 @@ extension FilterSpec {
     ///
     /// Chain: `edges:intensity=2` · Swift: `FilterDescription.edges(intensity: 2)`
     public static let edges = FilterSpec(
-        name: "edges", summary: "Bright edges on black: Sobel gradient magnitude times intensity.", coreImage: "CIEdges",
+        name: "edges", family: .stylize, summary: "Bright edges on black: Sobel gradient magnitude times intensity.", coreImage: "CIEdges",
         parameters: [ParameterSpec("intensity", .number(0...10), default: 1, "gain on the gradient magnitude")],
         example: "edges:intensity=2", swift: "FilterDescription.edges(intensity: 2)",
         ffmpeg: { _ in "sobel" }
@@ -23,7 +23,7 @@ extension FilterSpec {
     ///
     /// Chain: `emboss:intensity=1.5` · Swift: `FilterDescription.emboss(intensity: 1.5)`
     public static let emboss = FilterSpec(
-        name: "emboss", summary: "Gray relief lit from the top left.",
+        name: "emboss", family: .stylize, summary: "Gray relief lit from the top left.",
         parameters: [ParameterSpec("intensity", .number(0...10), default: 1, "depth of the relief")],
         example: "emboss:intensity=1.5", swift: "FilterDescription.emboss(intensity: 1.5)"
     ) { arguments, context in

@@ -68,7 +68,7 @@ extension FilterSpec {
     ///
     /// Chain: `gaussian-blur:radius=5` · Swift: `FilterDescription.gaussianBlur(radius: 5)`
     public static let gaussianBlur = FilterSpec(
-        name: "gaussian-blur", summary: "Gaussian blur of standard deviation radius (pixels), edges clamped.",
+        name: "gaussian-blur", family: .blur, summary: "Gaussian blur of standard deviation radius (pixels), edges clamped.",
         coreImage: "CIGaussianBlur",
         parameters: [ParameterSpec("radius", .number(0...500, unit: "px"), default: 10, "standard deviation σ of the Gaussian")],
         example: "gaussian-blur:radius=5", swift: "FilterDescription.gaussianBlur(radius: 5)",

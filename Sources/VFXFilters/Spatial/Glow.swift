@@ -8,7 +8,7 @@ extension FilterSpec {
     ///
     /// Chain: `bloom:radius=10:intensity=0.5` · Swift: `FilterDescription.bloom(radius: 10, intensity: 0.5)`
     public static let bloom = FilterSpec(
-        name: "bloom", summary: "Soft glow: a Gaussian blur of the image screen-blended over it.",
+        name: "bloom", family: .stylize, summary: "Soft glow: a Gaussian blur of the image screen-blended over it.",
         coreImage: "CIBloom",
         parameters: [ParameterSpec("radius", .number(0...500, unit: "px"), default: 10, "σ of the glow"),
                      ParameterSpec("intensity", .number(0...1), default: 0.5, "strength of the glow")],
@@ -25,7 +25,7 @@ extension FilterSpec {
     ///
     /// Chain: `gloom:radius=10:intensity=0.5` · Swift: `FilterDescription.gloom(radius: 10, intensity: 0.5)`
     public static let gloom = FilterSpec(
-        name: "gloom", summary: "Dulls highlights: the image multiplied by its Gaussian blur, blended by intensity.",
+        name: "gloom", family: .stylize, summary: "Dulls highlights: the image multiplied by its Gaussian blur, blended by intensity.",
         coreImage: "CIGloom",
         parameters: [ParameterSpec("radius", .number(0...500, unit: "px"), default: 10, "σ of the blur"),
                      ParameterSpec("intensity", .number(0...1), default: 0.5, "strength of the effect")],

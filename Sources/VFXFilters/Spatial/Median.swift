@@ -7,7 +7,7 @@ extension FilterSpec {
     ///
     /// Chain: `median` · Swift: `FilterDescription.median`
     public static let median = FilterSpec(
-        name: "median", summary: "3×3 median of each channel: removes specks, keeps edges.", coreImage: "CIMedianFilter",
+        name: "median", family: .blur, summary: "3×3 median of each channel: removes specks, keeps edges.", coreImage: "CIMedianFilter",
         parameters: [], example: "median", swift: "FilterDescription.median",
         ffmpeg: { _ in "median=radius=1" }
     ) { _, context in

@@ -9,7 +9,7 @@ extension FilterSpec {
     ///
     /// Chain: `pixellate:scale=16` · Swift: `FilterDescription.pixellate(scale: 16)`
     public static let pixellate = FilterSpec(
-        name: "pixellate", summary: "Mosaic: each scale×scale block becomes the mean of its pixels.",
+        name: "pixellate", family: .stylize, summary: "Mosaic: each scale×scale block becomes the mean of its pixels.",
         coreImage: "CIPixellate",
         parameters: [ParameterSpec("scale", .integer(1...512), default: 8, "block side in pixels")],
         example: "pixellate:scale=16", swift: "FilterDescription.pixellate(scale: 16)"

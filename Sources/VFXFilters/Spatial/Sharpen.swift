@@ -7,7 +7,7 @@ extension FilterSpec {
     ///
     /// Chain: `sharpen:sharpness=0.6` · Swift: `FilterDescription.sharpen(sharpness: 0.6)`
     public static let sharpen = FilterSpec(
-        name: "sharpen", summary: "Sharpens fine detail: adds sharpness × a 3×3 Laplacian of the luma.",
+        name: "sharpen", family: .sharpen, summary: "Sharpens fine detail: adds sharpness × a 3×3 Laplacian of the luma.",
         coreImage: "CISharpenLuminance",
         parameters: [ParameterSpec("sharpness", .number(0...2), default: 0.4, "how much of the Laplacian is added")],
         example: "sharpen:sharpness=0.6", swift: "FilterDescription.sharpen(sharpness: 0.6)"

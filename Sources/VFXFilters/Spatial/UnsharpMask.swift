@@ -9,7 +9,7 @@ extension FilterSpec {
     ///
     /// Chain: `unsharp-mask:radius=2.5:intensity=0.8` · Swift: `FilterDescription.unsharpMask(radius: 2.5, intensity: 0.8)`
     public static let unsharpMask = FilterSpec(
-        name: "unsharp-mask", summary: "Sharpens: adds intensity × (image − Gaussian blur of radius) to the image.",
+        name: "unsharp-mask", family: .sharpen, summary: "Sharpens: adds intensity × (image − Gaussian blur of radius) to the image.",
         coreImage: "CIUnsharpMask",
         parameters: [ParameterSpec("radius", .number(0...100, unit: "px"), default: 2.5, "σ of the blur that is subtracted"),
                      ParameterSpec("intensity", .number(0...10), default: 0.5, "how much of the difference is added")],

@@ -14,7 +14,7 @@ extension FilterSpec {
     ///
     /// Chain: `vignette:radius=0.4:intensity=0.8` · Swift: `FilterDescription.vignette(radius: 0.4, intensity: 0.8)`
     public static let vignette = FilterSpec(
-        name: "vignette", summary: "Darkens toward the corners, smoothly from radius (fraction of the half diagonal).",
+        name: "vignette", family: .colorEffect, summary: "Darkens toward the corners, smoothly from radius (fraction of the half diagonal).",
         coreImage: "CIVignette",
         parameters: [ParameterSpec("radius", .number(0...1), default: 0.5, "where darkening starts, as a fraction of the half diagonal"),
                      ParameterSpec("intensity", .number(0...1), default: 0.6, "how dark the corners get (1 = black)")],
@@ -61,7 +61,7 @@ final class VignetteProcessor: VideoProcessor {
 
     func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
         try FrameCheck.require(frame, matches: configured, filter: "vignette")
-        guard intensity > 0, radius < 1 else { return frame }
+        guard isActive else { return frame }
         var frame = frame
         frame.withMutablePlanes(pool: pool) { targets in
             for (plane, target) in zip(planes, targets) {
@@ -76,6 +76,19 @@ final class VignetteProcessor: VideoProcessor {
     func release() {
         planes = []
         pool = nil
+    }
+
+    /// False when the vignette leaves frames alone.
+    var isActive: Bool { intensity > 0 && radius < 1 }
+
+    /// Darkens, in place, the rows of each plane that belong to frame rows `rows` (4:2:0 chroma: rows/2, `rows`
+    /// starting on an even row): used when a colour run and the vignette share one pass.
+    func darken(_ targets: [Plane], frameRows rows: Range<Int>) {
+        guard let configured, isActive else { return }
+        for (index, (plane, target)) in zip(planes, targets).enumerated() {
+            let planeRows = configured.pixelFormat.isYUV && index > 0 ? (rows.lowerBound / 2)..<((rows.upperBound + 1) / 2) : rows
+            for y in planeRows where y < target.height { plane.darken(target, row: y) }
+        }
     }
 }
 

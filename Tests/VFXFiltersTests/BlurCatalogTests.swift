@@ -1,0 +1,102 @@
+import Foundation
+import VFXCore
+import VFXFilters
+import VFXTestSupport
+import XCTest
+
+/// The second round's blurs against direct evaluations of their definitions on small frames.
+final class BlurCatalogTests: XCTestCase {
+    let width = 80, height = 56
+
+    func photo(_ format: String) throws -> [UInt8] { try SpatialFixtures.decode("astronaut.png", pixelFormat: format, size: (width, height)) }
+
+    /// Disc blur = the rounded mean over the samples within the radius (integer sums, so exact: ≤ 1 code for the
+    /// rounding of a half), on gray and on every channel of RGBA.
+    func testDiscBlurIsTheMeanOverADisc() throws {
+        for (format, name, channels) in [(PixelFormat.gray8, "gray", 1), (.rgba, "rgba", 4)] {
+            let image = try photo(name)
+            let output = RawFrames.bytes(try TestSupport.apply("disc-blur:radius=4.5", to: RawFrames.frame(image, format: format, width: width, height: height)))
+            var worst = 0
+            for y in 0..<height {
+                for x in 0..<width {
+                    for k in 0..<channels {
+                        var sum = 0, count = 0
+                        for dy in -4...4 {
+                            for dx in -4...4 where Double(dx * dx + dy * dy) <= 4.5 * 4.5 {
+                                let sx = min(max(x + dx, 0), width - 1), sy = min(max(y + dy, 0), height - 1)
+                                sum += Int(image[(sy * width + sx) * channels + k])
+                                count += 1
+                            }
+                        }
+                        let want = Int((Double(sum) / Double(count)).rounded())
+                        worst = max(worst, abs(Int(output[(y * width + x) * channels + k]) - want))
+                    }
+                }
+            }
+            XCTAssertLessThanOrEqual(worst, 1, "\(format)")
+        }
+    }
+
+    /// Sigma filter: the mean of the 5×5 neighbours within the threshold (exact integer arithmetic: ≤ 1 code).
+    func testNoiseReductionAveragesOnlyCloseValues() throws {
+        var image = try photo("gray")
+        var generator = SystemRandomNumberGenerator.Seeded(state: 77)
+        for i in image.indices { image[i] = UInt8(min(max(Int(image[i]) + Int(generator.byte() % 17) - 8, 0), 255)) }
+        let output = RawFrames.bytes(try TestSupport.apply("noise-reduction:threshold=10:radius=2",
+                                                           to: RawFrames.frame(image, format: .gray8, width: width, height: height)))
+        var worst = 0
+        for y in 0..<height {
+            for x in 0..<width {
+                let center = Int(image[y * width + x])
+                var sum = 0, count = 0
+                for dy in -2...2 {
+                    for dx in -2...2 {
+                        let value = Int(image[min(max(y + dy, 0), height - 1) * width + min(max(x + dx, 0), width - 1)])
+                        if abs(value - center) <= 10 { sum += value; count += 1 }
+                    }
+                }
+                worst = max(worst, abs(Int(output[y * width + x]) - Int((Double(sum) / Double(count)).rounded())))
+            }
+        }
+        XCTAssertLessThanOrEqual(worst, 1)
+        // It keeps a hard edge: a step of 100 codes stays a step.
+        let step = (0..<(16 * 8)).map { UInt8($0 % 16 < 8 ? 50 : 150) }
+        let kept = RawFrames.bytes(try TestSupport.apply("noise-reduction", to: RawFrames.frame(step, format: .gray8, width: 16, height: 8)))
+        XCTAssertEqual(kept, step)
+    }
+
+    /// Tilt-shift and masked blur = original + w · (gaussian-blur − original), with `gaussian-blur` (tested against an
+    /// exact Gaussian in SpatialGaussianBlurTests) as the blurred picture: ≤ 1 code (rounding of the mix).
+    func testVariableBlursMixTheGaussianBlurByTheirWeights() throws {
+        let image = try photo("gray")
+        let frame = RawFrames.frame(image, format: .gray8, width: width, height: height)
+        let blurred = RawFrames.bytes(try TestSupport.apply("gaussian-blur:radius=3", to: frame))
+        let tilt = RawFrames.bytes(try TestSupport.apply("tilt-shift:center=0.4:width=0.2:falloff=0.3:radius=3", to: frame))
+        var worst = 0
+        for y in 0..<height {
+            let v = (Double(y) + 0.5) / Double(height)
+            let w = min(max((abs(v - 0.4) - 0.1) / 0.3, 0), 1)
+            for x in 0..<width {
+                let i = y * width + x
+                // The stage mixes with the unrounded blur: allow the blur's own rounding too.
+                let want = Double(image[i]) + w * (Double(blurred[i]) - Double(image[i]))
+                worst = max(worst, Int(abs(Double(tilt[i]) - want).rounded(.up)))
+            }
+        }
+        XCTAssertLessThanOrEqual(worst, 1, "tilt-shift")
+
+        let folder = try TestSupport.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let mask = (0..<(width * height)).flatMap { i -> [UInt8] in let g = UInt8((i % width) * 255 / (width - 1)); return [g, g, g, 255] }
+        try Data(mask).write(to: URL(fileURLWithPath: folder + "/mask.rgba"))
+        try TestSupport.ffmpeg(["-f", "rawvideo", "-pix_fmt", "rgba", "-s", "\(width)x\(height)", "-i", folder + "/mask.rgba", folder + "/mask.png"])
+        let masked = RawFrames.bytes(try TestSupport.apply("masked-variable-blur:mask=\(folder)/mask.png:radius=3", to: frame))
+        worst = 0
+        for i in 0..<(width * height) {
+            let w = Double(mask[4 * i]) / 255
+            let want = Double(image[i]) + w * (Double(blurred[i]) - Double(image[i]))
+            worst = max(worst, Int(abs(Double(masked[i]) - want).rounded(.up)))
+        }
+        XCTAssertLessThanOrEqual(worst, 1, "masked-variable-blur")
+    }
+}

@@ -189,7 +189,7 @@ public enum FilterBenchmark {
 /// fresh pool buffer as a decoder would hand it over.
 struct ProcessingTimer {
     let frames: [VideoFrame]
-    let processor: any VideoProcessor
+    let processor: FilterChainProcessor
     let pool: BufferPool
 
     init(_ chain: FilterChain, frames: [VideoFrame], threads: Int) throws {
@@ -209,9 +209,8 @@ struct ProcessingTimer {
                 for (from, to) in zip(source.planes, planes) { from.copy(to: to) }
             }
             let start = DispatchTime.now().uptimeNanoseconds
-            let output = try processor.process(frame)
+            try processor.process(frame) { output in withExtendedLifetime(output) {} }
             total += Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-            withExtendedLifetime(output) {}
         }
         return total
     }

@@ -18,8 +18,8 @@ extension VideoFrame {
         let buffer = pool?.makeBuffer() ?? PixelBuffer(format: format, width: width, height: height)
         precondition(buffer.format == format && buffer.width == width && buffer.height == height,
                      "the pool's buffers do not match the conversion target")
-        var output = VideoFrame(buffer: buffer, timestamp: timestamp, duration: duration, rotation: rotation,
-                                color: format.isYUV ? targetColor : ColorDescription(matrix: targetColor.matrix, range: .full))
+        var output = VideoFrame(buffer: buffer, metadataFrom: self)
+        output.color = format.isYUV ? targetColor : ColorDescription(matrix: targetColor.matrix, range: .full)
         ColorConversion.convert(self, into: &output)
         return output
     }

@@ -36,6 +36,30 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
         Int64(a.value).multipliedFullWidth(by: Int64(b.timescale)) == Int64(b.value).multipliedFullWidth(by: Int64(a.timescale))
     }
 
+    /// The sum, in the finer of the two timescales.
+    public static func + (a: MediaTime, b: MediaTime) -> MediaTime {
+        let scale = max(a.timescale, b.timescale)
+        return MediaTime(value: a.converted(to: scale).value + b.converted(to: scale).value, timescale: scale)
+    }
+
+    /// The difference, in the finer of the two timescales.
+    public static func - (a: MediaTime, b: MediaTime) -> MediaTime {
+        let scale = max(a.timescale, b.timescale)
+        return MediaTime(value: a.converted(to: scale).value - b.converted(to: scale).value, timescale: scale)
+    }
+
+    /// The time multiplied by `numerator / denominator`, exact when the timescale allows it (halving a frame
+    /// duration for interpolation: `duration.scaled(1, 2)`).
+    public func scaled(_ numerator: Int64, _ denominator: Int64) -> MediaTime {
+        precondition(denominator > 0, "MediaTime.scaled needs a positive denominator")
+        let product = value * numerator
+        if product % denominator == 0 { return MediaTime(value: product / denominator, timescale: timescale) }
+        // Refine the timescale so the result stays exact, as long as it fits.
+        let refined = Int64(timescale) * denominator
+        if refined <= Int64(Int32.max) { return MediaTime(value: product, timescale: Int32(refined)) }
+        return MediaTime(value: Int64((Double(product) / Double(denominator)).rounded()), timescale: timescale)
+    }
+
     public func hash(into hasher: inout Hasher) { hasher.combine(seconds) }
 
     public var description: String { "\(value)/\(timescale)" }

@@ -20,6 +20,8 @@ public struct VideoFrame: Sendable {
     public var duration: MediaTime?
     public var rotation: Rotation
     public var color: ColorDescription
+    /// Results attached by earlier stages or by analysis beside the chain (faces, masks), by type.
+    public var attachments = FrameAttachments()
 
     /// Wraps a buffer. Color defaults to the usual guess for its size (see `ColorDescription.typical`),
     /// full range for RGB and gray.
@@ -30,6 +32,21 @@ public struct VideoFrame: Sendable {
         self.duration = duration
         self.rotation = rotation
         self.color = color ?? .typical(for: buffer.format, width: buffer.width, height: buffer.height)
+    }
+
+    /// A frame with `buffer`'s pixels and everything else (timing, rotation, color, attachments) from
+    /// `metadata`: the one place frame metadata is copied, so a stage that writes into a new buffer keeps it all.
+    ///
+    /// ```swift
+    /// let output = VideoFrame(buffer: pool.makeBuffer(), metadataFrom: input)
+    /// ```
+    public init(buffer: PixelBuffer, metadataFrom metadata: borrowing VideoFrame) {
+        self.buffer = buffer
+        timestamp = metadata.timestamp
+        duration = metadata.duration
+        rotation = metadata.rotation
+        color = metadata.color
+        attachments = metadata.attachments
     }
 
     /// A new frame with its own (uninitialized) buffer.
@@ -66,8 +83,7 @@ public struct VideoFrame: Sendable {
 
     /// A frame of the same format and timing whose buffer comes from `pool` (contents undefined).
     public func makeSibling(pool: BufferPool? = nil) -> VideoFrame {
-        let target = pool?.makeBuffer() ?? PixelBuffer(format: format, width: width, height: height)
-        return VideoFrame(buffer: target, timestamp: timestamp, duration: duration, rotation: rotation, color: color)
+        VideoFrame(buffer: pool?.makeBuffer() ?? PixelBuffer(format: format, width: width, height: height), metadataFrom: self)
     }
 
     /// Replaces the pixels with another buffer of the same format and size (used by processors that write

@@ -89,8 +89,9 @@ final class Y4MFrameWriter: FrameWriting {
                                             height: frame.height, color: targetColor)) else {
             throw MediaError.unsupportedFrame(path: name, reason: "cannot convert \(frame.format) frames to \(format)")
         }
-        return VideoFrame(buffer: target, timestamp: frame.timestamp, duration: frame.duration, rotation: frame.rotation,
-                          color: targetColor)
+        var converted = VideoFrame(buffer: target, metadataFrom: frame)
+        converted.color = targetColor
+        return converted
     }
 
     /// Writes every byte `vectors` points at, in batches of at most 1024 vectors, resuming after short writes.

@@ -51,6 +51,13 @@ public final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
         return item
     }
 
+    /// True once `cancel()` was called.
+    public var wasCancelled: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return cancelled
+    }
+
     /// No more items will come: consumers drain what is queued, then get nil.
     public func close() {
         condition.lock()

@@ -2,8 +2,11 @@ import Foundation
 import VFXCore
 
 /// Runs source → processor → sink with decoding, processing and encoding on separate threads joined by
-/// bounded queues. It never drops a frame (only a processor's nil drops one); an error in any stage stops
-/// the others, cancels the sink (nothing half-written stays) and is rethrown.
+/// bounded queues, so at most a few frames are in flight whatever the clip's length. It never drops a frame
+/// (only a processor can, by emitting nothing); at the end of the source the processor is flushed, so a stage
+/// that holds frames loses none. Emitted timestamps must strictly increase (a stage that breaks this is named
+/// in the error). An error in any stage stops the others, cancels the sink (nothing half-written stays) and
+/// is rethrown.
 ///
 /// ```swift
 /// let runner = OfflineRunner(source: reader, processor: chain)
@@ -13,12 +16,12 @@ import VFXCore
 /// ```
 public final class OfflineRunner {
     let source: any FrameSource
-    let processor: (any VideoProcessor)?
+    let processor: (any FrameProcessor)?
     let queueDepth: Int
     private var outputFormat: FrameFormat?
 
     /// `queueDepth` frames may wait between two stages (memory: about 2 × depth frames in flight).
-    public init(source: any FrameSource, processor: (any VideoProcessor)?, queueDepth: Int = 4) {
+    public init(source: any FrameSource, processor: (any FrameProcessor)?, queueDepth: Int = 4) {
         self.source = source
         self.processor = processor
         self.queueDepth = queueDepth
@@ -80,24 +83,37 @@ public final class OfflineRunner {
         }
         let processThread = Thread {
             var timing = StageTiming(name: "process")
-            var dropped = 0
+            var order = TimestampOrder()
+            var received = 0, emitted = 0
             do {
-                while let frame = decoded.pop() {
-                    let t0 = DispatchTime.now()
-                    let output = try stages.processor.map { try $0.process(frame) } ?? frame
-                    timing.record(seconds: seconds(since: t0))
-                    if let output {
-                        if !processed.push(output) { break }
-                    } else {
-                        dropped += 1
+                // What the processor emits goes on to the encoder, in order and with increasing timestamps.
+                let forward: FrameEmitter = { frame in
+                    try order.check(frame)
+                    emitted += 1
+                    if !processed.push(frame) { throw RunCancelled() }
+                }
+                if let processor = stages.processor {
+                    while let frame = decoded.pop() {
+                        received += 1
+                        let t0 = DispatchTime.now()
+                        try processor.process(frame, emit: forward)
+                        timing.record(seconds: seconds(since: t0))
+                    }
+                    if !decoded.wasCancelled { try processor.flush(emit: forward) }
+                } else {
+                    while let frame = decoded.pop() {
+                        received += 1
+                        try forward(frame)
                     }
                 }
+            } catch is RunCancelled where state.error != nil {
+                // The encoder stopped first; its error is the one to report.
             } catch {
                 state.fail(error)
                 decoded.cancel()
             }
             processed.close()
-            state.finishProcess(timing, dropped: dropped)
+            state.finishProcess(timing, dropped: max(received - emitted, 0))
         }
         decodeThread.name = "vfx.decode"
         processThread.name = "vfx.process"
@@ -144,11 +160,24 @@ private final class Stages: @unchecked Sendable {
     // Sendable: `source` is used only by the decode thread and `processor` only by the process thread,
     // and `runThreads` waits for both threads before anyone else touches them again.
     let source: any FrameSource
-    let processor: (any VideoProcessor)?
+    let processor: (any FrameProcessor)?
 
-    init(source: any FrameSource, processor: (any VideoProcessor)?) {
+    init(source: any FrameSource, processor: (any FrameProcessor)?) {
         self.source = source
         self.processor = processor
+    }
+}
+
+/// Checks that emitted frames' timestamps strictly increase (frames without one are not checked).
+struct TimestampOrder {
+    private var last: MediaTime?
+
+    mutating func check(_ frame: borrowing VideoFrame) throws {
+        guard let timestamp = frame.timestamp else { return }
+        if let last, !(last < timestamp) {
+            throw PipelineError.timestampsNotIncreasing(previous: last.seconds, next: timestamp.seconds)
+        }
+        last = timestamp
     }
 }
 
@@ -169,7 +198,7 @@ private final class RunState: @unchecked Sendable {
     func finishDecode(_ timing: StageTiming) {
         condition.lock()
         stats.decode = timing
-        stats.framesRead = timing.samples.count
+        stats.framesRead = timing.count
         running -= 1
         condition.broadcast()
         condition.unlock()

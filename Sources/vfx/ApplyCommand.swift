@@ -51,7 +51,7 @@ enum ApplyCommand {
     static func transcode(input: String, output: String, chain: FilterChain, threads: Int?, quiet: Bool) throws -> Outcome {
         let reader = try MediaReader(path: input, threads: threads ?? 0)
         // Like players (and FFmpeg), frames are turned upright first, so filters see what viewers see.
-        var stages: [any VideoProcessor] = []
+        var stages: [any FrameProcessor] = []
         if reader.rotation != .none { stages.append(Upright(rotation: reader.rotation, threads: threads)) }
         if !chain.filters.isEmpty { stages.append(chain.makeProcessor(threads: threads)) }
         let runner = OfflineRunner(source: reader, processor: stages.isEmpty ? nil : ProcessorChain(stages))
@@ -80,8 +80,8 @@ enum ApplyCommand {
 
     /// Turns frames by their rotation with the catalog's exact `rotate` and clears the rotation, so no
     /// output (y4m and images have no rotation tag) shows them sideways.
-    final class Upright: VideoProcessor {
-        let rotate: any VideoProcessor
+    final class Upright: FrameProcessor {
+        let rotate: FilterChainProcessor
 
         init(rotation: Rotation, threads: Int?) {
             rotate = FilterChain([.rotate(angle: Double(rotation.rawValue))]).makeProcessor(threads: threads)
@@ -89,11 +89,15 @@ enum ApplyCommand {
 
         func configure(for input: FrameFormat) throws -> FrameFormat { try rotate.configure(for: input) }
 
-        func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
-            guard var turned = try rotate.process(frame) else { return nil }
-            turned.rotation = .none
-            return turned
+        func process(_ frame: consuming VideoFrame, emit: FrameEmitter) throws {
+            try rotate.process(frame) { turned in
+                var turned = turned
+                turned.rotation = .none
+                try emit(turned)
+            }
         }
+
+        func flush(emit: FrameEmitter) throws {}
 
         func release() { rotate.release() }
     }

@@ -89,7 +89,7 @@ enum DemoCommand {
         guard let before = frame else { throw DemoError(message: "\(input): no frame to show") }
         let processor = chain.makeProcessor(threads: 1)
         _ = try processor.configure(for: FrameFormat(of: before))
-        guard let after = try processor.process(before) else { throw DemoError(message: "\(input): the chain dropped the frame") }
+        guard let after = try processor.frames(from: before, flush: true).first else { throw DemoError(message: "\(input): the chain dropped the frame") }
         return (before, after)
     }
 
@@ -128,7 +128,7 @@ enum DemoCommand {
         let width = max(2, (rgba.width * thumbnailHeight / rgba.height) & ~1)
         let scaler = try FilterChain(parsing: "scale:width=\(width):height=\(thumbnailHeight)").makeProcessor(threads: 1)
         _ = try scaler.configure(for: FrameFormat(of: rgba))
-        guard let scaled = try scaler.process(rgba) else { throw DemoError(message: "scaling a thumbnail failed") }
+        guard let scaled = try scaler.frames(from: rgba).first else { throw DemoError(message: "scaling a thumbnail failed") }
         return scaled.converted(to: .rgba)
     }
 

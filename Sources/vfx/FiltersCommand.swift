@@ -18,25 +18,27 @@ enum FiltersCommand {
         """
 
     static func run(_ arguments: inout Arguments) throws {
-        if arguments.flag("--help", "-h") { print(help); return }
+        print(try listing(&arguments), terminator: "")
+    }
+
+    /// What `vfx filters` prints for `arguments`: the catalog as `FilterRegistry.all` has it, registered
+    /// filters included.
+    static func listing(_ arguments: inout Arguments) throws -> String {
+        if arguments.flag("--help", "-h") { return help + "\n" }
         let json = arguments.flag("--json")
         let markdown = arguments.flag("--markdown")
         let name = arguments.optionalPositional()
         try arguments.finish()
         if json && markdown { throw UsageError("choose one of --json and --markdown") }
-        var specs = FilterRegistry.builtIns
+        var specs = FilterRegistry.all
         if let name {
             guard let spec = FilterRegistry.spec(named: name) else {
                 throw UsageError("unknown filter '\(name)' (vfx filters lists them)")
             }
             specs = [spec]
         }
-        if json {
-            print(try FilterListing.json(specs))
-        } else if markdown {
-            print(FilterListing.markdown(specs), terminator: "")
-        } else {
-            print(FilterListing.text(specs))
-        }
+        if json { return try FilterListing.json(specs) + "\n" }
+        if markdown { return FilterListing.markdown(specs) }
+        return FilterListing.text(specs) + "\n"
     }
 }

@@ -101,7 +101,7 @@ final class ChainSyntaxTests: XCTestCase {
         func run() throws -> UInt8 {
             var frame = VideoFrame(format: .gray8, width: 4, height: 2)
             frame.withMutablePlanes { planes in planes[0].row(0).update(repeating: 100, count: 4) }
-            return try XCTUnwrap(processor.process(frame)).plane(0).row(0)[0]
+            return try XCTUnwrap(processor.frames(from: frame).first).plane(0).row(0)[0]
         }
         XCTAssertEqual(try run(), 100)
         try processor.set("amount", to: "0.2", filterAt: 0)

@@ -188,7 +188,7 @@ import VFXPipeline
         _ = try processor.configure(for: FrameFormat(pixelFormat: .i420, width: 64, height: 64))
         let frame = VideoFrame(format: .i420, width: 32, height: 32)
         #expect {
-            _ = try processor.process(frame)
+            _ = try processor.frames(from: frame)
         } throws: { error in
             "\(error)" == "box-blur: frames in i420 32x32 (configured for i420 64x64) are not supported"
         }

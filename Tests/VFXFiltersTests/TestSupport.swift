@@ -38,7 +38,7 @@ enum TestSupport {
     static func apply(_ chain: String, to frame: VideoFrame, threads: Int = 1) throws -> VideoFrame {
         let processor = try FilterChain(parsing: chain).makeProcessor(threads: threads)
         _ = try processor.configure(for: FrameFormat(of: frame))
-        return try XCTUnwrap(processor.process(frame))
+        return try XCTUnwrap(processor.frames(from: frame).first)
     }
 
     /// The largest absolute difference, skipping every `skip`-th byte when asked.

@@ -55,7 +55,7 @@ public struct FilterChain: Sendable, Hashable, CustomStringConvertible {
 
     /// A processor that runs the chain, compiled when it is configured for a frame format.
     /// `threads` nil uses every core; 1 runs everything on the calling thread.
-    public func makeProcessor(threads: Int? = nil) -> any VideoProcessor {
+    public func makeProcessor(threads: Int? = nil) -> FilterChainProcessor {
         FilterChainProcessor(self, threads: threads)
     }
 

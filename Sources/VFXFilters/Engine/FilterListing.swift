@@ -4,7 +4,7 @@ import Foundation
 /// (`--markdown`), all generated from the filters' parameter tables.
 ///
 /// ```swift
-/// print(FilterListing.text(FilterRegistry.builtIns))
+/// print(FilterListing.text(FilterRegistry.all))
 /// ```
 public enum FilterListing {
     /// One block per filter: name, summary, parameters with kind, default and meaning.

@@ -8,7 +8,8 @@ import VFXPipeline
 ///   256-entry luma table when the run only bends luma, a chroma fill when it only removes chroma, exact
 ///   per-channel tables on RGB, an exact vector kernel for a lone affine transform on YUV). Write the function,
 ///   not the kernel (see docs/filter-engine.md).
-/// - `.processor`: anything else (spatial, geometric). It is a `VideoProcessor` the compiler configures for the
+/// - `.processor`: anything else (spatial, geometric, temporal). It is a `FrameProcessor` (usually the simple
+///   form, a `VideoProcessor`; a temporal stage may hold frames and emit several) the compiler configures for the
 ///   format reaching it (it may return another format: crop, scale, rotate) and then calls once per frame.
 ///   Make its output buffers from a `BufferPool` in `configure` (no allocation per frame) and split work with
 ///   `context.slices` (one slice on the calling thread when the chain runs with one thread).
@@ -49,7 +50,7 @@ public enum FilterStage {
     /// A point-wise color transform (fused with its neighbours).
     case color(ColorTransform)
     /// A stage that sees whole frames (spatial or geometric filters).
-    case processor(any VideoProcessor)
+    case processor(any FrameProcessor)
 }
 
 /// Luma weights (Kr, Kg, Kb) of a YUV matrix: `Y' = Kr·R' + Kg·G' + Kb·B'` on gamma-encoded values.

@@ -70,8 +70,7 @@ final class CropProcessor: VideoProcessor {
         guard let pool else { return frame }
         let source = frame
         let format = source.format
-        var output = VideoFrame(buffer: pool.makeBuffer(), timestamp: source.timestamp, duration: source.duration,
-                                rotation: source.rotation, color: source.color)
+        var output = VideoFrame(buffer: pool.makeBuffer(), metadataFrom: source)
         output.withMutablePlanes { targets in
             for (index, target) in targets.enumerated() {
                 let plane = source.plane(index)

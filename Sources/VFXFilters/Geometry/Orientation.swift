@@ -161,8 +161,7 @@ final class RotateProcessor: VideoProcessor {
         guard let pool else { return frame }
         if quarterTurns == 0 { return frame }
         let source = frame
-        var output = VideoFrame(buffer: pool.makeBuffer(), timestamp: source.timestamp, duration: source.duration,
-                                rotation: source.rotation, color: source.color)
+        var output = VideoFrame(buffer: pool.makeBuffer(), metadataFrom: source)
         output.withMutablePlanes { targets in
             for (index, target) in targets.enumerated() {
                 let plane = source.plane(index)

@@ -145,8 +145,7 @@ final class ScaleProcessor: VideoProcessor {
         try FrameCheck.require(frame, matches: configured, filter: "scale")
         guard let pool, !passThrough else { return frame }
         let source = frame
-        var output = VideoFrame(buffer: pool.makeBuffer(), timestamp: source.timestamp, duration: source.duration,
-                                rotation: source.rotation, color: source.color)
+        var output = VideoFrame(buffer: pool.makeBuffer(), metadataFrom: source)
         output.withMutablePlanes { targets in
             for (index, target) in targets.enumerated() {
                 let scaler = planes[index], plane = source.plane(index)

@@ -1,6 +1,7 @@
 import Foundation
 import VFXCore
 import VFXPipeline
+import VFXTemporal
 
 /// The `vfx` command: one subcommand per file in this folder.
 @main
@@ -27,6 +28,7 @@ enum VFX {
     ]
 
     static func main() {
+        TemporalFilters.register()
         var arguments = Arguments(Array(CommandLine.arguments.dropFirst()))
         guard let name = arguments.next() else {
             Terminal.error(usage)

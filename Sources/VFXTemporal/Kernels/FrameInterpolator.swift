@@ -22,7 +22,11 @@ public final class FrameInterpolator {
     private let chroma: Bool
     private var firstPyramid: PlanePyramid
     private var secondPyramid: PlanePyramid
-    private let search = MotionSearch(range: 6, smoothness: 4)
+    /// The motion search for all three fields.
+    public var search = MotionSearch(range: 6, smoothness: 4)
+    /// Whether occluded blocks take their pixels from one side only (true), or blend both like the rest.
+    public var handlesOcclusions = true
+    public var agreementForTest: Float { get { compensation.agreement } set { compensation.agreement = newValue } }
     private let compensation: OverlappedCompensation
     private var first: [Plane] = []
     private var second: [Plane] = []
@@ -32,6 +36,12 @@ public final class FrameInterpolator {
     /// Where a block's first-frame (x) or second-frame (y) sample is visible only on its own side.
     private var covered: [Bool] = []
     private var uncovered: [Bool] = []
+    /// A pair whose mean match error per pixel is above this (in code values) and more than twice the
+    /// previous pair's is a scene cut: the frames between are copies of the nearer input instead.
+    public var sceneCutError: Float = 20
+    /// Whether the current pair straddles a scene cut.
+    public private(set) var isSceneCut = false
+    private var previousMatchError: Float = 0
     /// Disagreement, in pixels, beyond which a forward and a backward vector do not come back to each other.
     public var consistency = 2
 
@@ -63,12 +73,26 @@ public final class FrameInterpolator {
         covered = occlusion(forward, backward)
         uncovered = occlusion(backward, forward)
         field = symmetric
+        let error = matchError
+        isSceneCut = error > sceneCutError && error > 2 * previousMatchError
+        previousMatchError = error
+    }
+
+    /// The mean absolute difference per pixel of the in-between field's matches (0 before the first pair).
+    public var matchError: Float {
+        guard let field, !field.costs.isEmpty else { return 0 }
+        let total = field.costs.reduce(0) { $0 + Int($1) }
+        return Float(total) / Float(field.costs.count * field.blockSize * field.blockSize)
     }
 
     /// Writes the frame at `phase` (0 = first, 1 = second) into `output` (planes in the input's order).
     public func interpolate(phase: Float, into output: [Plane]) {
         guard let field else { return }
-        sides = sideWeights(field, phase: phase)
+        if isSceneCut {
+            for (index, target) in output.enumerated() { (phase <= 0.5 ? first[index] : second[index]).copy(to: target) }
+            return
+        }
+        sides = handlesOcclusions ? sideWeights(field, phase: phase) : []
         for index in output.indices {
             compensation.predict(first: first[index], second: second[index], into: output[index], field: field, phase: phase,
                                  sides: sides, divisor: index == 0 ? 1 : 2)

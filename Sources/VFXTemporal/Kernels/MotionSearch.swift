@@ -90,11 +90,15 @@ public struct MotionSearch: Sendable {
     /// Cost added per pixel that a candidate differs from its predictor (keeps the field smooth where the
     /// picture is flat or noisy), in units of summed absolute difference.
     public var smoothness: Int
+    /// How much worse per pixel (mean absolute difference) the neighbourhood's median vector may match than
+    /// a block's own before it replaces it (0: no median pass).
+    public var outlierTolerance: Int
     public let blockSize = 8
 
-    public init(range: Int = 6, smoothness: Int = 4) {
+    public init(range: Int = 6, smoothness: Int = 4, outlierTolerance: Int = 3) {
         self.range = range
         self.smoothness = smoothness
+        self.outlierTolerance = outlierTolerance
     }
 
     /// The field at level 0 of the pyramids (which must have the same sizes). `predictor`, a field of the
@@ -171,7 +175,42 @@ public struct MotionSearch: Sendable {
                 field.costs[row * field.columns + column] = Int32(clamping: evaluator.cost(ox, oy, best) ?? 0)
             }
         }
-        return field
+        return medianSmoothed(field, evaluator)
+    }
+
+    /// Replaces each vector by the median of its 3×3 neighbourhood (per component) when that costs at most
+    /// `outlierTolerance` more per pixel: lone wrong vectors (a flat block that matched noise, a repeated
+    /// pattern) take their neighbours' motion, real motion boundaries stay.
+    private func medianSmoothed(_ field: MotionField, _ evaluator: BlockCost) -> MotionField {
+        guard outlierTolerance > 0 else { return field }
+        var result = field
+        let allowance = outlierTolerance * blockSize * blockSize
+        var xs: [Int] = [], ys: [Int] = []
+        xs.reserveCapacity(9)
+        ys.reserveCapacity(9)
+        for row in 0..<field.rows {
+            for column in 0..<field.columns {
+                xs.removeAll(keepingCapacity: true)
+                ys.removeAll(keepingCapacity: true)
+                for r in max(0, row - 1)...min(field.rows - 1, row + 1) {
+                    for c in max(0, column - 1)...min(field.columns - 1, column + 1) {
+                        xs.append(field[c, r].x)
+                        ys.append(field[c, r].y)
+                    }
+                }
+                xs.sort()
+                ys.sort()
+                let median = MotionVector(x: xs[xs.count / 2], y: ys[ys.count / 2])
+                let own = field[column, row]
+                guard median != own,
+                      let cost = evaluator.cost(field.originX(column), field.originY(row), median) else { continue }
+                if cost <= Int(field.costs[row * field.columns + column]) + allowance {
+                    result[column, row] = median
+                    result.costs[row * field.columns + column] = Int32(clamping: cost)
+                }
+            }
+        }
+        return result
     }
 }
 

@@ -19,6 +19,9 @@ public final class OverlappedCompensation {
     private let sums: UnsafeMutablePointer<Float>
     private let weights: UnsafeMutablePointer<Float>
     private let capacity: Int
+    /// How much a block's prediction counts where its two sides disagree: its window weight times
+    /// `agreement / (agreement + (a − b)²)`, so at a motion boundary the vector that fits the pixel wins.
+    public var agreement: Float = 64
 
     /// Scratch for planes of up to `width`×`height` samples.
     public init(width: Int, height: Int) {
@@ -64,9 +67,9 @@ public final class OverlappedCompensation {
                     for i in 0..<window {
                         let x = wx + i
                         guard x >= 0 && x < width else { continue }
-                        let w = rowWeight * profile[i]
                         let a = sample(first, Float(x) + ax, Float(y) + ay)
                         let b = sample(second, Float(x) + bx, Float(y) + by)
+                        let w = rowWeight * profile[i] / (agreement + (a - b) * (a - b))
                         sums[y * width + x] += w * (side.x * a + side.y * b)
                         weights[y * width + x] += w
                     }

@@ -15,7 +15,7 @@ import VFXCore
 public struct SpatialSmoothing: Sendable {
     public var sigma: Float
     /// How far above the remaining noise a difference must be before it is kept (β above).
-    public var tolerance: Float = 3
+    public var tolerance: Float = 7
 
     public init(sigma: Float) {
         self.sigma = sigma

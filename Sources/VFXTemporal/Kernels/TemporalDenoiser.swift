@@ -30,6 +30,9 @@ public final class TemporalDenoiser {
     private var started = false
     /// The blend's thresholds and history limit (its sigma is set per plane on every frame).
     public var blend = TemporalBlend(sigma: 0)
+    /// A block whose match costs more than this many σ per pixel (mean absolute difference) starts a new
+    /// history: a scene cut or an occlusion the per-pixel test alone would let through in flat areas.
+    public var blockLimit: Float = 1.15
     /// The spatial pass after the blend (its sigma is set per plane on every frame).
     public var smoothing = SpatialSmoothing(sigma: 0)
     /// The last frame's motion field (nil before the second frame).
@@ -75,6 +78,7 @@ public final class TemporalDenoiser {
                 let divisor = index == 0 ? 1 : 2
                 compensate(previous[index].plane, into: prediction[index].plane, field: field, divisor: divisor)
                 compensate(history[index].plane, into: movedHistory[index].plane, field: field, divisor: divisor)
+                forgetMismatchedBlocks(movedHistory[index].plane, field: field, divisor: divisor, sigma: sigma.luma)
                 var blend = self.blend
                 blend.sigma = index == 0 ? sigma.luma : sigma.chroma
                 blend.apply(current: input[index], prediction: prediction[index].plane, history: movedHistory[index].plane,
@@ -99,5 +103,19 @@ public final class TemporalDenoiser {
         // The reference for the next frame: the temporal result, before spatial smoothing (so smoothing
         // never accumulates over frames).
         reference.build(from: previous[0].plane)
+    }
+
+    /// Clears the history of the blocks whose luma match is too poor to be the same content.
+    private func forgetMismatchedBlocks(_ history: Plane, field: MotionField, divisor: Int, sigma: Float) {
+        let limit = blockLimit * max(sigma, 1)
+        let size = field.blockSize / divisor
+        for row in 0..<field.rows {
+            for column in 0..<field.columns where field.meanCost(column: column, row: row) > limit {
+                let ox = field.originX(column) / divisor, oy = field.originY(row) / divisor
+                for y in oy..<min(oy + size, history.height) {
+                    history.row(y).advanced(by: ox).update(repeating: 0, count: min(size, history.width - ox))
+                }
+            }
+        }
     }
 }

@@ -22,9 +22,23 @@ public func compensate(_ source: Plane, into target: Plane, field: MotionField, 
             let v = field[min(column, field.columns - 1), min(row, field.rows - 1)]
             let dx = divisor == 1 ? v.x : v.x >> 1, dy = divisor == 1 ? v.y : v.y >> 1
             let sx = max(0, min(source.width - size, ox + dx)), sy = max(0, min(source.height - size, oy + dy))
-            for y in 0..<size {
-                target.row(oy + y).advanced(by: ox).update(from: source.row(sy + y).advanced(by: sx), count: size)
-            }
+            copyBlock(from: source.row(sy) + sx, source.bytesPerRow, to: target.row(oy) + ox, target.bytesPerRow, size: size)
         }
+    }
+}
+
+/// Copies a `size`×`size` block (8 and 4 as single vector moves per row).
+@inline(__always)
+func copyBlock(from source: UnsafeMutablePointer<UInt8>, _ sourceStride: Int, to target: UnsafeMutablePointer<UInt8>,
+               _ targetStride: Int, size: Int) {
+    var s = source, t = target
+    for _ in 0..<size {
+        switch size {
+        case 8: UnsafeMutableRawPointer(t).storeBytes(of: UnsafeRawPointer(s).loadUnaligned(as: UInt64.self), as: UInt64.self)
+        case 4: UnsafeMutableRawPointer(t).storeBytes(of: UnsafeRawPointer(s).loadUnaligned(as: UInt32.self), as: UInt32.self)
+        default: t.update(from: s, count: size)
+        }
+        s += sourceStride
+        t += targetStride
     }
 }

@@ -66,82 +66,141 @@ public final class EdgeDirectedUpscaler {
         if lanes == 4 { run(low, high, SIMD4<Float>.self) } else { run(low, high, SIMD16<Float>.self) }
     }
 
-    /// The class of every low-resolution sample, as the training script computes it.
+    /// The class of every low-resolution sample, as the training script computes it (the angle bin from the
+    /// doubled-angle vector's octant, which is what the script's `arctan2` bins are, without the arctangent).
     func classify(_ low: Plane) {
         let width = low.width, height = low.height
         let gx = gradients, gy = gradients + capacity
         for y in 0..<height {
             let row = low.row(y), up = low.row(max(y - 1, 0)), down = low.row(min(y + 1, height - 1))
-            for x in 0..<width {
-                gx[y * width + x] = (Float(row[min(x + 1, width - 1)]) - Float(row[max(x - 1, 0)])) * 0.5
-                gy[y * width + x] = (Float(down[x]) - Float(up[x])) * 0.5
+            let ox = gx + y * width, oy = gy + y * width
+            ox[0] = (Float(row[min(1, width - 1)]) - Float(row[0])) * 0.5
+            var x = 1
+            while x + 8 <= width - 1 {
+                let d = SIMD8<Float>(bytesAt: row + x + 1) - SIMD8<Float>(bytesAt: row + x - 1)
+                UnsafeMutableRawPointer(ox + x).storeBytes(of: d * 0.5, as: SIMD8<Float>.self)
+                x += 8
+            }
+            while x < width {
+                ox[x] = (Float(row[min(x + 1, width - 1)]) - Float(row[x - 1])) * 0.5
+                x += 1
+            }
+            x = 0
+            while x + 8 <= width {
+                let d = SIMD8<Float>(bytesAt: down + x) - SIMD8<Float>(bytesAt: up + x)
+                UnsafeMutableRawPointer(oy + x).storeBytes(of: d * 0.5, as: SIMD8<Float>.self)
+                x += 8
+            }
+            while x < width {
+                oy[x] = (Float(down[x]) - Float(up[x])) * 0.5
+                x += 1
             }
         }
-        let kernel: [Float] = [1, 2, 1]
-        let strengthEdges: (Float, Float) = (2, 6)
+        // Vertical [1 2 1] of the three products into padded rows, then horizontal [1 2 1], then the class.
+        let rows = UnsafeMutablePointer<Float>.allocate(capacity: 3 * (width + 2))
+        defer { rows.deallocate() }
+        let sxx = rows + 1, syy = rows + (width + 2) + 1, sxy = rows + 2 * (width + 2) + 1
         for y in 0..<height {
+            let a0 = gx + max(y - 1, 0) * width, a1 = gx + y * width, a2 = gx + min(y + 1, height - 1) * width
+            let b0 = gy + max(y - 1, 0) * width, b1 = gy + y * width, b2 = gy + min(y + 1, height - 1) * width
+            var x = 0
+            @inline(__always) func load(_ p: UnsafeMutablePointer<Float>) -> SIMD8<Float> {
+                UnsafeRawPointer(p + x).loadUnaligned(as: SIMD8<Float>.self)
+            }
+            while x + 8 <= width {
+                let p0 = load(a0), p1 = load(a1), p2 = load(a2), q0 = load(b0), q1 = load(b1), q2 = load(b2)
+                UnsafeMutableRawPointer(sxx + x).storeBytes(of: p0 * p0 + 2 * p1 * p1 + p2 * p2, as: SIMD8<Float>.self)
+                UnsafeMutableRawPointer(syy + x).storeBytes(of: q0 * q0 + 2 * q1 * q1 + q2 * q2, as: SIMD8<Float>.self)
+                UnsafeMutableRawPointer(sxy + x).storeBytes(of: p0 * q0 + 2 * p1 * q1 + p2 * q2, as: SIMD8<Float>.self)
+                x += 8
+            }
+            while x < width {
+                sxx[x] = a0[x] * a0[x] + 2 * a1[x] * a1[x] + a2[x] * a2[x]
+                syy[x] = b0[x] * b0[x] + 2 * b1[x] * b1[x] + b2[x] * b2[x]
+                sxy[x] = a0[x] * b0[x] + 2 * a1[x] * b1[x] + a2[x] * b2[x]
+                x += 1
+            }
+            for row in [sxx, syy, sxy] {
+                row[-1] = row[0]
+                row[width] = row[width - 1]
+            }
+            let out = classes + y * width
             for x in 0..<width {
-                var xx: Float = 0, yy: Float = 0, xy: Float = 0
-                for dy in -1...1 {
-                    let sy = min(max(y + dy, 0), height - 1)
-                    for dx in -1...1 {
-                        let sx = min(max(x + dx, 0), width - 1)
-                        let w = kernel[dy + 1] * kernel[dx + 1] / 16
-                        let a = gx[sy * width + sx], b = gy[sy * width + sx]
-                        xx += w * a * a
-                        yy += w * b * b
-                        xy += w * a * b
-                    }
-                }
-                let halfTrace = (xx + yy) / 2
-                let root = max(halfTrace * halfTrace - (xx * yy - xy * xy), 0).squareRoot()
-                let l1 = halfTrace + root, l2 = max(halfTrace - root, 0)
-                let doubled = atan2f(2 * xy, xx - yy)
-                let angle = Int(((doubled + .pi) / (2 * .pi) * 8).rounded(.down)) & 7
-                let s1 = l1.squareRoot(), s2 = l2.squareRoot()
-                let strength = s1 < strengthEdges.0 ? 0 : (s1 < strengthEdges.1 ? 1 : 2)
-                let c = (s1 - s2) / (s1 + s2 + 1e-6)
-                let coherence = c < 0.25 ? 0 : (c < 0.5 ? 1 : 2)
-                classes[y * width + x] = UInt8((angle * 3 + strength) * 3 + coherence)
+                let xx = (sxx[x - 1] + 2 * sxx[x] + sxx[x + 1]) / 16
+                let yy = (syy[x - 1] + 2 * syy[x] + syy[x + 1]) / 16
+                let xy = (sxy[x - 1] + 2 * sxy[x] + sxy[x + 1]) / 16
+                out[x] = EdgeDirectedUpscaler.classOf(xx: xx, yy: yy, xy: xy)
             }
         }
     }
 
+    /// The class of a structure tensor: angle bin × 9 + strength bin × 3 + coherence bin.
+    @inline(__always)
+    static func classOf(xx: Float, yy: Float, xy: Float) -> UInt8 {
+        let halfTrace = (xx + yy) / 2
+        let root = max(halfTrace * halfTrace - (xx * yy - xy * xy), 0).squareRoot()
+        let l1 = halfTrace + root, l2 = max(halfTrace - root, 0)
+        // The doubled angle φ = atan2(2xy, xx − yy); the bin is ⌊(φ + π) / (π/4)⌋ mod 8, the octant of the
+        // vector (−(xx − yy), −2xy), read from its "diamond angle" d ∈ [0, 4) (octant boundaries at d = k/2).
+        let u = yy - xx, v = -2 * xy
+        let d: Float
+        if v >= 0 {
+            d = u >= 0 ? (u + v > 0 ? v / (u + v) : 0) : 1 + (-u) / (v - u)
+        } else {
+            d = u < 0 ? 2 + (-v) / (-u - v) : 3 + u / (u - v)
+        }
+        let angle = Int(2 * d) & 7
+        let s1 = l1.squareRoot(), s2 = l2.squareRoot()
+        let strength = s1 < 2 ? 0 : (s1 < 6 ? 1 : 2)
+        let c = (s1 - s2) / (s1 + s2 + 1e-6)
+        let coherence = c < 0.25 ? 0 : (c < 0.5 ? 1 : 2)
+        return UInt8((angle * 3 + strength) * 3 + coherence)
+    }
+
     private func run<V: SIMD>(_ low: Plane, _ high: Plane, _: V.Type) where V.Scalar == Float {
         let width = low.width, height = low.height, scale = self.scale
+        // The low plane as floats with two columns of edge samples on each side (in the gradient scratch,
+        // which `classify` no longer needs).
+        let paddedWidth = width + 4
+        let samples = gradients
+        precondition(paddedWidth * height <= 2 * capacity, "scratch too small for the padded plane")
+        for y in 0..<height {
+            let row = low.row(y), out = samples + y * paddedWidth + 2
+            for x in -2..<(width + 2) { out[x] = Float(row[min(max(x, 0), width - 1)]) }
+        }
         filters.withUnsafeBufferPointer { table in
             let base = UnsafeRawPointer(table.baseAddress!)
             let stride = EdgeDirectedUpscaler.taps * MemoryLayout<V>.stride
             for y in 0..<height {
-                let rows = (-2...2).map { low.row(min(max(y + $0, 0), height - 1)) }
+                let rows = (-2...2).map { samples + min(max(y + $0, 0), height - 1) * paddedWidth + 2 }
+                let (r0, r1, r2, r3, r4) = (rows[0], rows[1], rows[2], rows[3], rows[4])
+                let outputRows = (0..<scale).map { high.row(min(y * scale + $0, high.height - 1)) }
+                let writableRows = min(scale, high.height - y * scale)
                 for x in 0..<width {
                     let filter = base + Int(classes[y * width + x]) * stride
-                    var sum = filter.loadUnaligned(fromByteOffset: 25 * MemoryLayout<V>.stride, as: V.self)
-                    var tap = 0
-                    if x >= 2 && x < width - 2 {
-                        for row in rows {
-                            for dx in -2...2 {
-                                sum += V(repeating: Float(row[x + dx])) * filter.loadUnaligned(fromByteOffset: tap * MemoryLayout<V>.stride, as: V.self)
-                                tap += 1
-                            }
-                        }
-                    } else {
-                        for row in rows {
-                            for dx in -2...2 {
-                                let sx = min(max(x + dx, 0), width - 1)
-                                sum += V(repeating: Float(row[sx])) * filter.loadUnaligned(fromByteOffset: tap * MemoryLayout<V>.stride, as: V.self)
-                                tap += 1
-                            }
-                        }
+                    @inline(__always) func weight(_ tap: Int) -> V {
+                        filter.load(fromByteOffset: tap * MemoryLayout<V>.stride, as: V.self)
                     }
-                    for dy in 0..<scale {
-                        let oy = y * scale + dy
-                        guard oy < high.height else { break }
-                        let out = high.row(oy)
-                        for dx in 0..<scale {
-                            let ox = x * scale + dx
-                            guard ox < high.width else { break }
-                            out[ox] = UInt8(min(max(sum[dy * scale + dx], 0), 255).rounded())
+                    var sum = weight(25)
+                    @inline(__always) func add(_ row: UnsafeMutablePointer<Float>, _ first: Int) {
+                        let p = row + x
+                        sum = sum.addingProduct(V(repeating: p[-2]), weight(first))
+                        sum = sum.addingProduct(V(repeating: p[-1]), weight(first + 1))
+                        sum = sum.addingProduct(V(repeating: p[0]), weight(first + 2))
+                        sum = sum.addingProduct(V(repeating: p[1]), weight(first + 3))
+                        sum = sum.addingProduct(V(repeating: p[2]), weight(first + 4))
+                    }
+                    add(r0, 0)
+                    add(r1, 5)
+                    add(r2, 10)
+                    add(r3, 15)
+                    add(r4, 20)
+                    for dy in 0..<writableRows {
+                        let out = outputRows[dy]
+                        for dx in 0..<scale where x * scale + dx < high.width {
+                            // Clamped to 0…255, rounded half up.
+                            let value = min(max(sum[dy * scale + dx], 0), 255)
+                            out[x * scale + dx] = UInt8(truncatingIfNeeded: Int32(value + 0.5))
                         }
                     }
                 }

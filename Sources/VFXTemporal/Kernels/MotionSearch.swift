@@ -94,6 +94,9 @@ public struct MotionSearch: Sendable {
     /// a block's own before it replaces it (0: no median pass).
     public var outlierTolerance: Int
     public let blockSize = 8
+    /// Whether the full-size level tries every candidate (true) or only the parent's vector and the left and
+    /// upper neighbours before its descent (false: about half the work, for the noise filter).
+    public var thoroughAtFullSize = true
 
     public init(range: Int = 6, smoothness: Int = 4, outlierTolerance: Int = 3) {
         self.range = range
@@ -103,15 +106,19 @@ public struct MotionSearch: Sendable {
 
     /// The field at level 0 of the pyramids (which must have the same sizes). `predictor`, a field of the
     /// same layout from the previous frame pair, adds its vectors as candidates.
+    ///
+    /// `finestLevel` 1 stops at half resolution (a quarter of the work): the field then describes level 1
+    /// (8×8 blocks of the half-size plane, vectors in its pixels).
     public func estimate(from first: PlanePyramid, to second: PlanePyramid, mode: MotionSearchMode,
-                         predictor: MotionField? = nil) -> MotionField {
-        let levelCount = min(first.levels.count, second.levels.count)
+                         predictor: MotionField? = nil, finestLevel: Int = 0) -> MotionField {
+        let levelCount = min(first.count, second.count)
+        let finest = min(finestLevel, levelCount - 1)
         var coarser: MotionField?
-        for level in stride(from: levelCount - 1, through: 0, by: -1) {
-            let a = first.levels[level].plane, b = second.levels[level].plane
+        for level in stride(from: levelCount - 1, through: finest, by: -1) {
+            let a = first.plane(level), b = second.plane(level)
             coarser = search(a, b, mode: mode, level: level, parent: coarser, predictor: predictor)
         }
-        return coarser ?? MotionField(width: first.levels[0].width, height: first.levels[0].height, blockSize: blockSize)
+        return coarser ?? MotionField(width: first.plane(finest).width, height: first.plane(finest).height, blockSize: blockSize)
     }
 
     private func search(_ a: Plane, _ b: Plane, mode: MotionSearchMode, level: Int, parent: MotionField?,
@@ -143,14 +150,16 @@ public struct MotionSearch: Sendable {
                     let pc = min(column / 2, parent.columns - 1), pr = min(row / 2, parent.rows - 1)
                     anchor = parent[pc, pr].scaled(2)
                     consider(anchor)
-                    for (dc, dr) in [(-1, 0), (1, 0), (0, -1), (0, 1)] {
-                        let c = pc + dc, r = pr + dr
-                        if c >= 0 && c < parent.columns && r >= 0 && r < parent.rows { consider(parent[c, r].scaled(2)) }
-                    }
                     if column > 0 { consider(field[column - 1, row]) }
                     if row > 0 { consider(field[column, row - 1]) }
-                    if let temporal { consider(temporal) }
-                    consider(.zero)
+                    if level > 0 || thoroughAtFullSize {
+                        if pc > 0 { consider(parent[pc - 1, pr].scaled(2)) }
+                        if pc + 1 < parent.columns { consider(parent[pc + 1, pr].scaled(2)) }
+                        if pr > 0 { consider(parent[pc, pr - 1].scaled(2)) }
+                        if pr + 1 < parent.rows { consider(parent[pc, pr + 1].scaled(2)) }
+                        if let temporal { consider(temporal) }
+                        consider(.zero)
+                    }
                 } else {
                     for dy in -range...range {
                         for dx in -range...range { consider(MotionVector(x: dx, y: dy)) }
@@ -161,13 +170,14 @@ public struct MotionSearch: Sendable {
                         }
                     }
                 }
-                // Descent: move to the best of the 8 neighbours until none is better.
+                // Descent: move to the best of the 4 nearest neighbours until none is better.
                 if parent != nil {
                     for _ in 0..<4 {
                         let center = best
-                        for dy in -1...1 {
-                            for dx in -1...1 where dx != 0 || dy != 0 { consider(MotionVector(x: center.x + dx, y: center.y + dy)) }
-                        }
+                        consider(MotionVector(x: center.x - 1, y: center.y))
+                        consider(MotionVector(x: center.x + 1, y: center.y))
+                        consider(MotionVector(x: center.x, y: center.y - 1))
+                        consider(MotionVector(x: center.x, y: center.y + 1))
                         if best == center { break }
                     }
                 }
@@ -185,23 +195,17 @@ public struct MotionSearch: Sendable {
         guard outlierTolerance > 0 else { return field }
         var result = field
         let allowance = outlierTolerance * blockSize * blockSize
-        var xs: [Int] = [], ys: [Int] = []
-        xs.reserveCapacity(9)
-        ys.reserveCapacity(9)
         for row in 0..<field.rows {
             for column in 0..<field.columns {
-                xs.removeAll(keepingCapacity: true)
-                ys.removeAll(keepingCapacity: true)
-                for r in max(0, row - 1)...min(field.rows - 1, row + 1) {
-                    for c in max(0, column - 1)...min(field.columns - 1, column + 1) {
-                        xs.append(field[c, r].x)
-                        ys.append(field[c, r].y)
-                    }
-                }
-                xs.sort()
-                ys.sort()
-                let median = MotionVector(x: xs[xs.count / 2], y: ys[ys.count / 2])
+                // The 3×3 neighbourhood (edges repeated), by a 19-exchange median network per component.
                 let own = field[column, row]
+                let up = max(row - 1, 0), down = min(row + 1, field.rows - 1)
+                let left = max(column - 1, 0), right = min(column + 1, field.columns - 1)
+                let n = (field[left, up], field[column, up], field[right, up], field[left, row], own, field[right, row],
+                         field[left, down], field[column, down], field[right, down])
+                let median = MotionVector(
+                    x: median9(n.0.x, n.1.x, n.2.x, n.3.x, n.4.x, n.5.x, n.6.x, n.7.x, n.8.x),
+                    y: median9(n.0.y, n.1.y, n.2.y, n.3.y, n.4.y, n.5.y, n.6.y, n.7.y, n.8.y))
                 guard median != own,
                       let cost = evaluator.cost(field.originX(column), field.originY(row), median) else { continue }
                 if cost <= Int(field.costs[row * field.columns + column]) + allowance {
@@ -248,4 +252,23 @@ func sad8x8(_ p: UnsafeMutablePointer<UInt8>, _ pStride: Int, _ q: UnsafeMutable
         q += qStride
     }
     return UInt32(total.wrappedSum())
+}
+
+/// The median of nine values with a 19-exchange sorting network (branch-free min and max).
+@inline(__always)
+func median9(_ a0: Int, _ a1: Int, _ a2: Int, _ a3: Int, _ a4: Int, _ a5: Int, _ a6: Int, _ a7: Int, _ a8: Int) -> Int {
+    var p = (a0, a1, a2, a3, a4, a5, a6, a7, a8)
+    @inline(__always) func order(_ a: inout Int, _ b: inout Int) {
+        let low = min(a, b)
+        b = max(a, b)
+        a = low
+    }
+    order(&p.1, &p.2); order(&p.4, &p.5); order(&p.7, &p.8)
+    order(&p.0, &p.1); order(&p.3, &p.4); order(&p.6, &p.7)
+    order(&p.1, &p.2); order(&p.4, &p.5); order(&p.7, &p.8)
+    order(&p.0, &p.3); order(&p.5, &p.8); order(&p.4, &p.7)
+    order(&p.3, &p.6); order(&p.1, &p.4); order(&p.2, &p.5)
+    order(&p.4, &p.7); order(&p.4, &p.2); order(&p.6, &p.4)
+    order(&p.4, &p.2)
+    return p.4
 }

@@ -45,26 +45,50 @@ public func halve(_ source: Plane, into target: Plane) {
     }
 }
 
-/// A plane and its successive halvings: `levels[0]` is the plane itself (copied), `levels[i]` is half of
-/// `levels[i-1]`. Used for coarse-to-fine motion search.
+/// A plane and its successive halvings: level 0 is the plane itself (not copied: it must stay valid while
+/// the pyramid is used), level `i` is half of level `i − 1`. Used for coarse-to-fine motion search.
+///
+/// ```swift
+/// let pyramid = PlanePyramid(width: 1280, height: 720, count: 3)
+/// pyramid.build(from: frame.plane(0))
+/// let quarter = pyramid.plane(2)   // 320×180
+/// ```
 public final class PlanePyramid {
-    public let levels: [PlaneStorage]
+    /// Levels 1… (level 0 is the plane given to `build`).
+    private let reduced: [PlaneStorage]
+    private var base: Plane?
+    public let width: Int
+    public let height: Int
 
     /// Levels for a `width`×`height` plane: `count` levels at most, fewer when a level would be smaller than
     /// `minimumSize` in either direction.
     public init(width: Int, height: Int, count: Int, minimumSize: Int = 16) {
-        var levels = [PlaneStorage(width: width, height: height)]
+        self.width = width
+        self.height = height
+        var reduced: [PlaneStorage] = []
         var (w, h) = (width / 2, height / 2)
-        while levels.count < count && w >= minimumSize && h >= minimumSize {
-            levels.append(PlaneStorage(width: w, height: h))
+        while reduced.count + 1 < count && w >= minimumSize && h >= minimumSize {
+            reduced.append(PlaneStorage(width: w, height: h))
             (w, h) = (w / 2, h / 2)
         }
-        self.levels = levels
+        self.reduced = reduced
     }
 
-    /// Copies `plane` into level 0 and rebuilds the coarser levels from it.
+    public var count: Int { reduced.count + 1 }
+
+    /// Level `index` (0: the plane itself).
+    public func plane(_ index: Int) -> Plane {
+        if index == 0 {
+            guard let base else { preconditionFailure("PlanePyramid used before build(from:)") }
+            return base
+        }
+        return reduced[index - 1].plane
+    }
+
+    /// Takes `plane` as level 0 (without copying) and rebuilds the coarser levels from it.
     public func build(from plane: Plane) {
-        plane.copy(to: levels[0].plane)
-        for index in levels.indices.dropFirst() { halve(levels[index - 1].plane, into: levels[index].plane) }
+        precondition(plane.width == width && plane.height == height && plane.bytesPerPixel == 1, "plane does not fit the pyramid")
+        base = plane
+        for index in 1..<count { halve(self.plane(index - 1), into: reduced[index - 1].plane) }
     }
 }

@@ -15,7 +15,11 @@ public final class TemporalDenoiser {
     public let width: Int
     public let height: Int
     private let planeSizes: [(width: Int, height: Int)]
-    private let search = MotionSearch(range: 6, smoothness: 8)
+    private let search: MotionSearch = {
+        var search = MotionSearch(range: 6, smoothness: 8)
+        search.thoroughAtFullSize = false
+        return search
+    }()
     private let current: PlanePyramid
     private var reference: PlanePyramid
     private var previous: [PlaneStorage]

@@ -135,25 +135,25 @@ public final class EdgeDirectedUpscaler {
     }
 
     /// The class of a structure tensor: angle bin × 9 + strength bin × 3 + coherence bin.
+    ///
+    /// With `s = √λ`, the bins' tests become tests on the eigenvalues themselves (`s₁ < 2` is `λ₁ < 4`;
+    /// coherence `(s₁ − s₂)/(s₁ + s₂) < ¼` is `3s₁ < 5s₂`, i.e. `9λ₁ < 25λ₂`), and the angle bin
+    /// `⌊(φ + π)/(π/4)⌋` of the doubled angle `φ = atan2(2xy, xx − yy)` is the octant of `(yy − xx, −2xy)`:
+    /// its quadrant, then which component is larger. No square root of λ, no arctangent, no division.
     @inline(__always)
     static func classOf(xx: Float, yy: Float, xy: Float) -> UInt8 {
         let halfTrace = (xx + yy) / 2
         let root = max(halfTrace * halfTrace - (xx * yy - xy * xy), 0).squareRoot()
         let l1 = halfTrace + root, l2 = max(halfTrace - root, 0)
-        // The doubled angle φ = atan2(2xy, xx − yy); the bin is ⌊(φ + π) / (π/4)⌋ mod 8, the octant of the
-        // vector (−(xx − yy), −2xy), read from its "diamond angle" d ∈ [0, 4) (octant boundaries at d = k/2).
         let u = yy - xx, v = -2 * xy
-        let d: Float
+        let angle: Int
         if v >= 0 {
-            d = u >= 0 ? (u + v > 0 ? v / (u + v) : 0) : 1 + (-u) / (v - u)
+            angle = u >= 0 ? (u == 0 && v == 0 ? 0 : (v >= u ? 1 : 0)) : (-u >= v ? 3 : 2)
         } else {
-            d = u < 0 ? 2 + (-v) / (-u - v) : 3 + u / (u - v)
+            angle = u < 0 ? (-v >= -u ? 5 : 4) : (u >= -v ? 7 : 6)
         }
-        let angle = Int(2 * d) & 7
-        let s1 = l1.squareRoot(), s2 = l2.squareRoot()
-        let strength = s1 < 2 ? 0 : (s1 < 6 ? 1 : 2)
-        let c = (s1 - s2) / (s1 + s2 + 1e-6)
-        let coherence = c < 0.25 ? 0 : (c < 0.5 ? 1 : 2)
+        let strength = l1 < 4 ? 0 : (l1 < 36 ? 1 : 2)
+        let coherence = 9 * l1 < 25 * l2 ? 0 : (l1 < 9 * l2 ? 1 : 2)
         return UInt8((angle * 3 + strength) * 3 + coherence)
     }
 

@@ -131,12 +131,12 @@ public struct MotionSearch: Sendable {
             for column in 0..<field.columns {
                 let ox = field.originX(column), oy = field.originY(row)
                 var best = MotionVector.zero
-                var bestCost = Int.max
+                var bestCost = Int.max, bestSAD = 0
                 var anchor = MotionVector.zero
                 func consider(_ v: MotionVector) {
                     guard let sad = evaluator.cost(ox, oy, v) else { return }
                     let cost = sad + lambda * (abs(v.x - anchor.x) + abs(v.y - anchor.y))
-                    if cost < bestCost { (best, bestCost) = (v, cost) }
+                    if cost < bestCost { (best, bestCost, bestSAD) = (v, cost, sad) }
                 }
                 var temporal: MotionVector?
                 if let predictor {
@@ -182,7 +182,7 @@ public struct MotionSearch: Sendable {
                     }
                 }
                 field[column, row] = best
-                field.costs[row * field.columns + column] = Int32(clamping: evaluator.cost(ox, oy, best) ?? 0)
+                field.costs[row * field.columns + column] = Int32(clamping: bestSAD)
             }
         }
         return medianSmoothed(field, evaluator)
@@ -240,16 +240,17 @@ struct BlockCost {
     }
 }
 
-/// Sum of absolute differences of two 8×8 blocks.
+/// Sum of absolute differences of two 8×8 blocks (two rows per 16-byte vector).
 @inline(__always)
 func sad8x8(_ p: UnsafeMutablePointer<UInt8>, _ pStride: Int, _ q: UnsafeMutablePointer<UInt8>, _ qStride: Int) -> UInt32 {
-    var total = SIMD8<UInt16>(repeating: 0)
+    var total = SIMD16<UInt16>(repeating: 0)
     var p = UnsafeRawPointer(p), q = UnsafeRawPointer(q)
-    for _ in 0..<8 {
-        let x = p.loadUnaligned(as: SIMD8<UInt8>.self), y = q.loadUnaligned(as: SIMD8<UInt8>.self)
-        total &+= SIMD8<UInt16>(truncatingIfNeeded: pointwiseMax(x, y) &- pointwiseMin(x, y))
-        p += pStride
-        q += qStride
+    for _ in 0..<4 {
+        let x = SIMD16<UInt8>(lowHalf: p.loadUnaligned(as: SIMD8<UInt8>.self), highHalf: (p + pStride).loadUnaligned(as: SIMD8<UInt8>.self))
+        let y = SIMD16<UInt8>(lowHalf: q.loadUnaligned(as: SIMD8<UInt8>.self), highHalf: (q + qStride).loadUnaligned(as: SIMD8<UInt8>.self))
+        total &+= widened(absoluteDifference(x, y))
+        p += 2 * pStride
+        q += 2 * qStride
     }
     return UInt32(total.wrappedSum())
 }

@@ -27,7 +27,7 @@ public func estimateNoise(_ plane: Plane, step: Int = 2) -> Float {
                 var rowSum = SIMD8<Int32>(repeating: 0)
                 let x = bx * 8 + 1
                 @inline(__always) func load(_ p: UnsafeMutablePointer<UInt8>, _ offset: Int) -> SIMD8<Int32> {
-                    SIMD8<Int32>(truncatingIfNeeded: UnsafeRawPointer(p + x + offset).loadUnaligned(as: SIMD8<UInt8>.self))
+                    widenedInt32(UnsafeRawPointer(p + x + offset).loadUnaligned(as: SIMD8<UInt8>.self))
                 }
                 let outer = load(up, -1) &+ load(up, 1) &+ load(down, -1) &+ load(down, 1)
                 let edges = load(up, 0) &+ load(down, 0) &+ load(mid, -1) &+ load(mid, 1)

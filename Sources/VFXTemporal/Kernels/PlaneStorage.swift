@@ -30,11 +30,11 @@ public func halve(_ source: Plane, into target: Plane) {
         while x + 8 <= target.width {
             let a = UnsafeRawPointer(top + 2 * x).loadUnaligned(as: SIMD16<UInt8>.self)
             let b = UnsafeRawPointer(bottom + 2 * x).loadUnaligned(as: SIMD16<UInt8>.self)
-            let s = SIMD16<UInt16>(truncatingIfNeeded: a) &+ SIMD16<UInt16>(truncatingIfNeeded: b)
+            let s = widened(a) &+ widened(b)
             let even = SIMD8<UInt16>(s[0], s[2], s[4], s[6], s[8], s[10], s[12], s[14])
             let odd = SIMD8<UInt16>(s[1], s[3], s[5], s[7], s[9], s[11], s[13], s[15])
             let mean = (even &+ odd &+ 2) &>> 2
-            UnsafeMutableRawPointer(out + x).storeBytes(of: SIMD8<UInt8>(truncatingIfNeeded: mean), as: SIMD8<UInt8>.self)
+            UnsafeMutableRawPointer(out + x).storeBytes(of: narrowed(mean), as: SIMD8<UInt8>.self)
             x += 8
         }
         while x < target.width {

@@ -37,7 +37,7 @@ public struct TemporalBlend: Sendable {
             while x + 16 <= width {
                 let a = UnsafeRawPointer(c + x).loadUnaligned(as: SIMD16<UInt8>.self)
                 let b = UnsafeRawPointer(p + x).loadUnaligned(as: SIMD16<UInt8>.self)
-                UnsafeMutableRawPointer(d + x).storeBytes(of: pointwiseMax(a, b) &- pointwiseMin(a, b), as: SIMD16<UInt8>.self)
+                UnsafeMutableRawPointer(d + x).storeBytes(of: absoluteDifference(a, b), as: SIMD16<UInt8>.self)
                 x += 16
             }
             while x < width {
@@ -66,8 +66,14 @@ public struct TemporalBlend: Sendable {
                     SIMD8<Float>(bytesAt: row + at + offset)
                 }
                 let cur = bytes(c, 0), pred = bytes(p, 0), n = bytes(h, 0) * (1 / 16)
-                let sum = bytes(d0, 0) + bytes(d0, 1) + bytes(d0, 2) + bytes(d1, 0) + bytes(d1, 1) + bytes(d1, 2)
-                    + bytes(d2, 0) + bytes(d2, 1) + bytes(d2, 2)
+                // The 3×3 sum in 16-bit integers (at most 9 × 255), converted once.
+                @inline(__always) func wide(_ row: UnsafeMutablePointer<UInt8>, _ offset: Int) -> SIMD8<UInt16> {
+                    widened(UnsafeRawPointer(row + at + offset).loadUnaligned(as: SIMD8<UInt8>.self))
+                }
+                let total = wide(d0, 0) &+ wide(d0, 1) &+ wide(d0, 2) &+ wide(d1, 0) &+ wide(d1, 1) &+ wide(d1, 2)
+                    &+ wide(d2, 0) &+ wide(d2, 1) &+ wide(d2, 2)
+                var sum = SIMD8<Float>()
+                for lane in 0..<8 { sum[lane] = Float(total[lane]) }
                 let confidence = ((start - sum) * slope).clamped(0, 1)
                 let weight = confidence * n / (n + 1)
                 (o + at).store(roundedBytes(cur + weight * (pred - cur)))

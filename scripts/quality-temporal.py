@@ -96,7 +96,7 @@ def select(source, target, odd, rate):
 
 def vfx_apply(vfx, source, target, chain):
     started = time.time()
-    run([vfx, "apply", source, "-o", target, "--filter", chain])
+    run([vfx, "apply", "-y", source, "-o", target, "--filter", chain])
     return time.time() - started
 
 
@@ -118,8 +118,8 @@ def filter_fps(command, floor_command, frames, repeats=2):
 def speed_row(vfx, work, label, chain, clip, graph, frames, output_frames):
     """(VideoFX fps, FFmpeg fps) of output frames per CPU-second, one filter thread each."""
     out = os.path.join(work, "speed.y4m")
-    ours = filter_fps([vfx, "apply", clip, "-o", out, "--filter", chain, "--threads", "1"],
-                      [vfx, "apply", clip, "-o", out, "--threads", "1"], output_frames)
+    ours = filter_fps([vfx, "apply", "-y", clip, "-o", out, "--filter", chain, "--threads", "1", "--quiet"],
+                      [vfx, "apply", "-y", clip, "-o", out, "--threads", "1", "--quiet"], output_frames)
     base = ["ffmpeg", "-nostdin", "-y", "-v", "error", "-threads", "1", "-filter_threads", "1", "-i", clip]
     theirs = filter_fps(base + ["-vf", graph, "-f", "yuv4mpegpipe", out], base + ["-f", "yuv4mpegpipe", out], output_frames)
     return f"| {label} | {ours:.0f} | {theirs:.1f} | {graph} |"

@@ -16,7 +16,6 @@ extension FilterSpec {
     public static let interpolate = FilterSpec(
         name: "interpolate",
         summary: "Makes in-between frames: bidirectional motion, overlapped blocks, occlusions taken from the side where visible.",
-        coreImage: "VTFrameRateConversion",
         parameters: [ParameterSpec("factor", .integer(2...8), default: 2, "output frames per input frame"),
                      ParameterSpec("fps", .number(0...1000), default: 0, "output frame rate (0: input rate × factor)")],
         pixelFormats: [.i420, .gray8],

@@ -12,7 +12,6 @@ extension FilterSpec {
     public static let superResolution = FilterSpec(
         name: "super-resolution",
         summary: "Enlarges 2×, 3× or 4× with trained edge-directed filters (sharper than Lanczos), chroma at its own resolution.",
-        coreImage: "VTLowLatencySuperResolutionScaler",
         parameters: [ParameterSpec("scale", .integer(2...4), default: 2, "enlargement factor")],
         pixelFormats: [.i420, .gray8],
         example: "super-resolution:scale=2", swift: "try FilterDescription.superResolution(scale: 2)",

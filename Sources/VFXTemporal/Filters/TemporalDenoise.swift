@@ -19,7 +19,6 @@ extension FilterSpec {
     public static let temporalDenoise = FilterSpec(
         name: "temporal-denoise",
         summary: "Motion-compensated temporal noise filter, luma and chroma; strength estimated from the video by default.",
-        coreImage: "VTTemporalNoiseFilter",
         parameters: [ParameterSpec("strength", .number(0...50), default: 0,
                                    "noise standard deviation in code values (0: estimated from the video)")],
         pixelFormats: [.i420, .gray8],

@@ -2,6 +2,7 @@ import Foundation
 import VFXCore
 import VFXMedia
 import VFXPipeline
+import VFXTemporal
 
 /// The `vfx` command: one subcommand per file in this folder.
 @main
@@ -43,6 +44,7 @@ enum VFX {
     ]
 
     static func main() {
+        TemporalFilters.register()
         var arguments = Arguments(Array(CommandLine.arguments.dropFirst()))
         guard let name = arguments.next() else {
             Terminal.error(usage)

@@ -1,5 +1,6 @@
 import Foundation
 import VFXCore
+import VFXEffects
 import VFXPipeline
 
 /// The `vfx` command: one subcommand per file in this folder.
@@ -29,6 +30,7 @@ enum VFX {
     ]
 
     static func main() {
+        VFXEffects.register()
         var arguments = Arguments(Array(CommandLine.arguments.dropFirst()))
         guard let name = arguments.next() else {
             Terminal.error(usage)

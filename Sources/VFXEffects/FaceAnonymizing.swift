@@ -12,21 +12,21 @@ extension FilterSpec {
     /// `face-pixelate`: every face turned into large blocks.
     ///
     /// ```
-    /// vfx apply street.mp4 -o anonymous.mp4 --filter face-pixelate:block=8
+    /// vfx apply street.mp4 -o anonymous.mp4 --filter face-pixelate:block=4
     /// ```
     /// ```swift
-    /// let chain = FilterChain([try FilterDescription("face-pixelate", ["block": .integer(6)])])
+    /// let chain = FilterChain([try FilterDescription("face-pixelate", ["block": .integer(4)])])
     /// ```
     public static let facePixelate = FilterSpec(
         name: "face-pixelate",
         summary: "Covers every detected face (with a margin) with square blocks of its mean color; block is the number "
             + "of blocks across the covered width, so near and far faces are hidden alike.",
         parameters: [
-            ParameterSpec("block", .integer(2...64), default: 6, "blocks across each covered face"),
-            ParameterSpec("margin", .number(0...1), default: 0.25, "extra cover on every side, as a fraction of the face box"),
+            ParameterSpec("block", .integer(2...64), default: 4, "blocks across each covered face"),
+            ParameterSpec("margin", .number(0...1), default: 0.5, "extra cover on every side, as a fraction of the face box"),
         ],
-        example: "face-pixelate:block=6",
-        swift: "try FilterDescription(\"face-pixelate\", [\"block\": .integer(6)])"
+        example: "face-pixelate:block=4",
+        swift: "try FilterDescription(\"face-pixelate\", [\"block\": .integer(4)])"
     ) { arguments, _ in
         .processor(FaceCoverProcessor(cover: .pixelate(blocks: arguments.integer("block")), margin: arguments.float("margin")))
     }
@@ -44,7 +44,7 @@ extension FilterSpec {
         summary: "Blurs every detected face (with a margin) inside a soft-edged ellipse.",
         parameters: [
             ParameterSpec("radius", .number(1...100, unit: "px"), default: 20, "the blur's standard deviation"),
-            ParameterSpec("margin", .number(0...1), default: 0.25, "extra cover on every side, as a fraction of the face box"),
+            ParameterSpec("margin", .number(0...1), default: 0.5, "extra cover on every side, as a fraction of the face box"),
         ],
         example: "face-blur:radius=20",
         swift: "try FilterDescription(\"face-blur\", [\"radius\": .number(20)])"

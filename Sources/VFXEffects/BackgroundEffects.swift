@@ -293,6 +293,14 @@ final class BackgroundProcessor: VideoProcessor {
         let channels = shape.channels
         for y in 0..<shape.height {
             let row = plane.row(y), back = background.row(y), w = weights(y)
+            if channels == 1 {
+                // Branch-free (w = 0 keeps the pixel exactly), so the loop vectorizes.
+                for x in 0..<shape.width {
+                    let value = Int32(row[x])
+                    row[x] = UInt8(truncatingIfNeeded: value + ((Int32(back[x]) - value) * Int32(w[x]) * 257 + 32768) >> 16)
+                }
+                continue
+            }
             for x in 0..<shape.width where w[x] != 0 {
                 let weight = Int32(w[x])
                 for c in 0..<channels {

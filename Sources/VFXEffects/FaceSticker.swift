@@ -82,12 +82,11 @@ enum StickerAnchor: String, CaseIterable {
     }
 }
 
-/// A sticker in a frame's pixel format: per plane, its premultiplied samples and alpha (0…1) as floats at
-/// the plane's resolution, ready for bilinear sampling.
+/// A sticker in a frame's pixel format: per plane, for each sticker pixel its alpha (0…1) followed by its
+/// premultiplied samples, as floats at the plane's resolution, interleaved so one bilinear tap reads one place.
 final class StickerPlanes {
     let width: Int, height: Int
-    private(set) var values: [[Float]] = []
-    private(set) var alphas: [[Float]] = []
+    private(set) var texels: [[Float]] = []
     private(set) var shapes: [PlaneShape] = []
 
     init(picture: VideoFrame, format: PixelFormat, color: ColorDescription) {
@@ -110,17 +109,17 @@ final class StickerPlanes {
                 }
             }
             let plane = converted.plane(shape.index)
-            var value = [Float](repeating: 0, count: shape.width * shape.height * shape.channels)
+            let stride = shape.channels + 1
+            var texel = [Float](repeating: 0, count: shape.width * shape.height * stride)
             for y in 0..<shape.height {
                 let row = plane.row(y)
                 for x in 0..<shape.width {
-                    for c in 0..<shape.channels {
-                        value[(y * shape.width + x) * shape.channels + c] = Float(row[x * shape.channels + c]) * alpha[y * shape.width + x]
-                    }
+                    let i = y * shape.width + x
+                    texel[i * stride] = alpha[i]
+                    for c in 0..<shape.channels { texel[i * stride + 1 + c] = Float(row[x * shape.channels + c]) * alpha[i] }
                 }
             }
-            values.append(value)
-            alphas.append(alpha)
+            texels.append(texel)
         }
     }
 
@@ -133,40 +132,54 @@ final class StickerPlanes {
         let halfW = stickerWidth / 2, halfH = stickerWidth * Float(height) / Float(width) / 2
         let extentX = abs(c) * halfW + abs(s) * halfH + 2, extentY = abs(s) * halfW + abs(c) * halfH + 2
         for (index, shape) in frameShapes.enumerated() {
-            let sub = Float(shape.subsampling), channels = shape.channels
+            let sub = Float(shape.subsampling), channels = shape.channels, stride = channels + 1
             let own = shapes[index]
+            let ownWidth = Float(own.width), ownHeight = Float(own.height)
             let x0 = max(0, Int(((cx - extentX) + 0.5) / sub - 0.5)), x1 = min(shape.width - 1, Int(((cx + extentX) + 0.5) / sub + 0.5))
             let y0 = max(0, Int(((cy - extentY) + 0.5) / sub - 0.5)), y1 = min(shape.height - 1, Int(((cy + extentY) + 0.5) / sub + 0.5))
             guard x1 >= x0, y1 >= y0 else { continue }
             let plane = planes[shape.index]
-            values[index].withUnsafeBufferPointer { value in
-                alphas[index].withUnsafeBufferPointer { alpha in
-                    for y in y0...y1 {
-                        let row = plane.row(y)
-                        let fy = (Float(y) + 0.5) * sub - 0.5 - cy
-                        for x in x0...x1 {
-                            let fx = (Float(x) + 0.5) * sub - 0.5 - cx
-                            // Turn back by the face's roll, then into the sticker's pixels (centre convention).
-                            let lx = c * fx + s * fy, ly = -s * fx + c * fy
-                            let u = ((lx * pixelsPerFrame + Float(width) / 2) ) / sub - 0.5
-                            let v = ((ly * pixelsPerFrame + Float(height) / 2)) / sub - 0.5
-                            guard u > -1, v > -1, u < Float(own.width), v < Float(own.height) else { continue }
-                            let u0 = Int((u + 1).rounded(.down)) - 1, v0 = Int((v + 1).rounded(.down)) - 1
-                            let tu = u - Float(u0), tv = v - Float(v0)
-                            // The four neighbours; those outside the sticker are transparent (weight 0).
-                            let inX0 = u0 >= 0, inX1 = u0 + 1 < own.width, inY0 = v0 >= 0, inY1 = v0 + 1 < own.height
-                            let xa = max(u0, 0), xb = min(u0 + 1, own.width - 1), ya = max(v0, 0), yb = min(v0 + 1, own.height - 1)
-                            let i00 = ya * own.width + xa, i01 = ya * own.width + xb, i10 = yb * own.width + xa, i11 = yb * own.width + xb
-                            let w00 = inX0 && inY0 ? (1 - tu) * (1 - tv) : 0, w01 = inX1 && inY0 ? tu * (1 - tv) : 0
-                            let w10 = inX0 && inY1 ? (1 - tu) * tv : 0, w11 = inX1 && inY1 ? tu * tv : 0
-                            let a = alpha[i00] * w00 + alpha[i01] * w01 + alpha[i10] * w10 + alpha[i11] * w11
-                            guard a > 0.002 else { continue }
-                            for ch in 0..<channels {
-                                let premultiplied = value[i00 * channels + ch] * w00 + value[i01 * channels + ch] * w01
-                                    + value[i10 * channels + ch] * w10 + value[i11 * channels + ch] * w11
-                                let out = Float(row[x * channels + ch]) * (1 - a) + premultiplied
-                                row[x * channels + ch] = UInt8(min(max(out + 0.5, 0), 255))
-                            }
+            // Sticker coordinates (its pixels, centre convention) move by (du, dv) per plane pixel along a row.
+            let du = c * pixelsPerFrame, dv = -s * pixelsPerFrame
+            texels[index].withUnsafeBufferPointer { texel in
+                let texel = texel.baseAddress!
+                for y in y0...y1 {
+                    let row = plane.row(y)
+                    let fy = (Float(y) + 0.5) * sub - 0.5 - cy
+                    let fx0 = (Float(x0) + 0.5) * sub - 0.5 - cx
+                    // Turn back by the face's roll, then into the sticker's pixels, at the row's first pixel.
+                    let uStart = ((c * fx0 + s * fy) * pixelsPerFrame + Float(width) / 2) / sub - 0.5
+                    let vStart = ((-s * fx0 + c * fy) * pixelsPerFrame + Float(height) / 2) / sub - 0.5
+                    // The pixels of the row whose sample falls inside the sticker (−1 < u < width, −1 < v < height).
+                    var low = Float(x0), high = Float(x1)
+                    for (start, step, limit) in [(uStart, du, ownWidth), (vStart, dv, ownHeight)] {
+                        if abs(step) < 1e-6 {
+                            if start <= -1 || start >= limit { low = 1; high = 0 }
+                        } else {
+                            let a = Float(x0) + (-1 - start) / step, b = Float(x0) + (limit - start) / step
+                            low = max(low, min(a, b).rounded(.down) + 1)
+                            high = min(high, max(a, b).rounded(.up) - 1)
+                        }
+                    }
+                    guard low <= high else { continue }
+                    for x in Int(low)...Int(high) {
+                        let u = uStart + du * Float(x - x0), v = vStart + dv * Float(x - x0)
+                        guard u > -1, v > -1, u < ownWidth, v < ownHeight else { continue }
+                        let u0 = Int(u + 1) - 1, v0 = Int(v + 1) - 1
+                        let tu = u - Float(u0), tv = v - Float(v0)
+                        // The four neighbours; those outside the sticker are transparent (weight 0).
+                        let inX0 = u0 >= 0, inX1 = u0 + 1 < own.width, inY0 = v0 >= 0, inY1 = v0 + 1 < own.height
+                        let xa = max(u0, 0), xb = min(u0 + 1, own.width - 1), ya = max(v0, 0), yb = min(v0 + 1, own.height - 1)
+                        let p00 = texel + (ya * own.width + xa) * stride, p01 = texel + (ya * own.width + xb) * stride
+                        let p10 = texel + (yb * own.width + xa) * stride, p11 = texel + (yb * own.width + xb) * stride
+                        let w00 = inX0 && inY0 ? (1 - tu) * (1 - tv) : 0, w01 = inX1 && inY0 ? tu * (1 - tv) : 0
+                        let w10 = inX0 && inY1 ? (1 - tu) * tv : 0, w11 = inX1 && inY1 ? tu * tv : 0
+                        let a = p00[0] * w00 + p01[0] * w01 + p10[0] * w10 + p11[0] * w11
+                        guard a > 0.002 else { continue }
+                        for ch in 1...channels {
+                            let premultiplied = p00[ch] * w00 + p01[ch] * w01 + p10[ch] * w10 + p11[ch] * w11
+                            let out = Float(row[x * channels + ch - 1]) * (1 - a) + premultiplied
+                            row[x * channels + ch - 1] = UInt8(min(max(out + 0.5, 0), 255))
                         }
                     }
                 }

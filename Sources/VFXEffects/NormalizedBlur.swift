@@ -28,10 +28,12 @@ final class NormalizedBlur {
     /// Channel sums then the weight sum, each gridWidth × gridHeight (planar): channels + 1 grids.
     private var grids: [Float] = []
     private var scratch: [Float] = []
-    private var rowSums: [Float] = []
+    private var columnProducts: [UInt32] = []
+    private var columnWeights: [UInt32] = []
     /// The blurred grid's rows widened to the region's width (gridHeight × width × channels, interleaved).
     private var widened: [Float] = []
     private var columns: [(Int32, Int32, Float)] = []
+    private var columnsKey = (0, 0)
 
     init(channels: Int) { self.channels = channels }
 
@@ -53,44 +55,53 @@ final class NormalizedBlur {
             grids = [Float](repeating: 0, count: (channels + 1) * count)
             scratch = [Float](repeating: 0, count: count)
         }
-        if rowSums.count < (channels + 1) * gw { rowSums = [Float](repeating: 0, count: (channels + 1) * gw) }
-        let channels = self.channels
+        if columnProducts.count < region.width * channels {
+            columnProducts = [UInt32](repeating: 0, count: region.width * channels)
+            columnWeights = [UInt32](repeating: 0, count: region.width)
+        }
+        let channels = self.channels, width = region.width
+        // Sums over each cell's rows per column first (plain loops over a row, which vectorize), then over each
+        // cell's columns. UInt32 holds cell² · 255² for cells up to 64 pixels.
         grids.withUnsafeMutableBufferPointer { grids in
-            let grids = grids.baseAddress!
-            rowSums.withUnsafeMutableBufferPointer { sums in
-                let sums = sums.baseAddress!
-                for gy in 0..<gh {
-                    for i in 0..<((channels + 1) * gw) { sums[i] = 0 }
-                    let y0 = region.y + gy * cell, y1 = min(y0 + cell, region.y + region.height)
-                    for y in y0..<y1 {
-                        let row = UnsafePointer(plane.row(y))
-                        if let weights {
-                            let w = weights(y)
-                            for gx in 0..<gw {
-                                let x0 = region.x + gx * cell, x1 = min(x0 + cell, region.x + region.width)
-                                var weightSum: UInt32 = 0
-                                for c in 0..<channels {
-                                    var sum: UInt32 = 0
-                                    for x in x0..<x1 { sum &+= UInt32(row[x * channels + c]) &* UInt32(w[x]) }
-                                    sums[c * gw + gx] += Float(sum)
+            columnProducts.withUnsafeMutableBufferPointer { products in
+                columnWeights.withUnsafeMutableBufferPointer { weightSums in
+                    let grids = grids.baseAddress!, products = products.baseAddress!, weightSums = weightSums.baseAddress!
+                    for gy in 0..<gh {
+                        products.update(repeating: 0, count: width * channels)
+                        weightSums.update(repeating: 0, count: width)
+                        let y0 = region.y + gy * cell, y1 = min(y0 + cell, region.y + region.height)
+                        for y in y0..<y1 {
+                            let row = UnsafePointer(plane.row(y)) + region.x * channels
+                            if let weights {
+                                let w = weights(y) + region.x
+                                if channels == 1 {
+                                    for x in 0..<width {
+                                        products[x] &+= UInt32(row[x]) &* UInt32(w[x])
+                                        weightSums[x] &+= UInt32(w[x])
+                                    }
+                                } else {
+                                    for x in 0..<width {
+                                        let weight = UInt32(w[x])
+                                        weightSums[x] &+= weight
+                                        for c in 0..<channels { products[x * channels + c] &+= UInt32(row[x * channels + c]) &* weight }
+                                    }
                                 }
-                                for x in x0..<x1 { weightSum &+= UInt32(w[x]) }
-                                sums[channels * gw + gx] += Float(weightSum)
-                            }
-                        } else {
-                            for gx in 0..<gw {
-                                let x0 = region.x + gx * cell, x1 = min(x0 + cell, region.x + region.width)
-                                for c in 0..<channels {
-                                    var sum: UInt32 = 0
-                                    for x in x0..<x1 { sum &+= UInt32(row[x * channels + c]) }
-                                    sums[c * gw + gx] += Float(sum) * 255
-                                }
-                                sums[channels * gw + gx] += Float((x1 - x0) * 255)
+                            } else {
+                                for i in 0..<(width * channels) { products[i] &+= UInt32(row[i]) &* 255 }
+                                for x in 0..<width { weightSums[x] &+= 255 }
                             }
                         }
-                    }
-                    for k in 0...channels {
-                        for gx in 0..<gw { grids[k * count + gy * gw + gx] = sums[k * gw + gx] }
+                        for gx in 0..<gw {
+                            let x0 = gx * cell, x1 = min(x0 + cell, width)
+                            var weightSum: UInt32 = 0
+                            for x in x0..<x1 { weightSum &+= weightSums[x] }
+                            grids[channels * count + gy * gw + gx] = Float(weightSum)
+                            for c in 0..<channels {
+                                var sum: UInt32 = 0
+                                for x in x0..<x1 { sum &+= products[x * channels + c] }
+                                grids[c * count + gy * gw + gx] = Float(sum)
+                            }
+                        }
                     }
                 }
             }
@@ -110,8 +121,10 @@ final class NormalizedBlur {
                 for c in 0..<channels { g[c * count + i] = min(max(g[c * count + i] * inverse, 0), 255) }
             }
         }
-        if columns.count != region.width { columns = Self.taps(outputs: region.width, cell: cell, cells: gw) }
-        let width = region.width
+        if columnsKey != (width, cell) {
+            columns = Self.taps(outputs: width, cell: cell, cells: gw)
+            columnsKey = (width, cell)
+        }
         if widened.count != gh * width * channels { widened = [Float](repeating: 0, count: gh * width * channels) }
         grids.withUnsafeBufferPointer { grids in
             widened.withUnsafeMutableBufferPointer { widened in
@@ -142,7 +155,15 @@ final class NormalizedBlur {
                 let top = widened.baseAddress! + Int(a) * width * channels
                 let bottom = widened.baseAddress! + Int(b) * width * channels
                 let row = plane.row(region.y + y) + region.x * channels
-                if let weights {
+                if let weights, channels == 1 {
+                    // Branch-free (w = 0 gives back the pixel exactly), so the loop vectorizes.
+                    let w = weights(region.y + y) + region.x
+                    for x in 0..<width {
+                        let blurred = top[x] + (bottom[x] - top[x]) * t
+                        let value = Float(row[x])
+                        row[x] = UInt8(value + (blurred - value) * (Float(w[x]) * (1 / 255)) + 0.5)
+                    }
+                } else if let weights {
                     let w = weights(region.y + y) + region.x
                     for x in 0..<width where w[x] != 0 {
                         let amount = Float(w[x]) * (1 / 255)

@@ -103,6 +103,37 @@ struct SoftPolygon {
         let d = distance(Float(x) + 0.5, Float(y) + 0.5) + grow
         return min(max(0.5 + d / feather, 0), 1)
     }
+
+    /// The coverage of pixels x0..<x1 of row y into `row` (indexed by x). Pixels farther than |grow| + feather/2
+    /// from the outline are 0 or 1 by the even-odd rule on the row's crossings; only those nearer get the exact
+    /// distance, so the cost follows the outline's length, not the area.
+    func fill(row y: Int, from x0: Int, to x1: Int, into row: UnsafeMutablePointer<Float>) {
+        let py = Float(y) + 0.5
+        var crossings: [Float] = []
+        var j = corners.count - 1
+        for i in corners.indices {
+            let a = corners[j], b = corners[i]
+            if (b.y > py) != (a.y > py) { crossings.append((a.x - b.x) * (py - b.y) / (a.y - b.y) + b.x) }
+            j = i
+        }
+        crossings.sort()
+        for x in x0..<x1 { row[x] = 0 }
+        var k = 0
+        while k + 1 < crossings.count {
+            let start = max(x0, Int((crossings[k] - 0.5).rounded(.up))), end = min(x1, Int((crossings[k + 1] - 0.5).rounded(.up)))
+            if start < end { for x in start..<end { row[x] = 1 } }
+            k += 2
+        }
+        let band = abs(grow) + feather / 2 + 1
+        j = corners.count - 1
+        for i in corners.indices {
+            let a = corners[j], b = corners[i]
+            j = i
+            guard py >= min(a.y, b.y) - band, py <= max(a.y, b.y) + band else { continue }
+            let start = max(x0, Int((min(a.x, b.x) - band).rounded(.down))), end = min(x1, Int((max(a.x, b.x) + band).rounded(.up)))
+            if start < end { for x in start..<end { row[x] = coverage(x, y) } }
+        }
+    }
 }
 
 /// The stage behind `lipstick` and `skin-smooth`: the tracked face mesh (`FaceLandmarker`, or the frame's
@@ -122,6 +153,8 @@ final class MakeupProcessor: VideoProcessor {
     private var colorSamples: [[Float]] = []
     private var format: PixelFormat = .i420
     private var smoothing: [Float] = []
+    /// Two rows of coverage (the face's, then one outline's) while drawing the map.
+    private var rowCoverage: [Float] = []
 
     init(look: Look, amount: Float) {
         self.look = look
@@ -129,7 +162,7 @@ final class MakeupProcessor: VideoProcessor {
     }
 
     func configure(for input: FrameFormat) throws -> FrameFormat {
-        landmarker = try FaceLandmarker(maxFaces: 4)
+        landmarker = try FaceLandmarker()
         format = input.pixelFormat
         shapes = PlaneShape.shapes(of: input.pixelFormat, width: input.width, height: input.height)
         weights = PlaneWeights(format: input.pixelFormat, width: input.width, height: input.height)
@@ -161,13 +194,21 @@ final class MakeupProcessor: VideoProcessor {
                 let x1 = min(width, Int(b.x1.rounded(.up)) + 2), y1 = min(height, Int(b.y1.rounded(.up)) + 2)
                 guard x1 > x0, y1 > y0 else { continue }
                 boxes.append((x0, y0, x1, y1))
-                for y in y0..<y1 {
-                    let row = plane.row(y)
-                    for x in x0..<x1 {
-                        var c = regions.include.reduce(Float(1)) { $0 * $1.coverage(x, y) }
-                        guard c > 0 else { continue }
-                        for hole in regions.exclude { c *= 1 - hole.coverage(x, y) }
-                        row[x] = max(row[x], UInt8(c * 255 + 0.5))
+                if rowCoverage.count < 2 * width { rowCoverage = [Float](repeating: 0, count: 2 * width) }
+                rowCoverage.withUnsafeMutableBufferPointer { buffer in
+                    let inside = buffer.baseAddress!, hole = inside + width
+                    for y in y0..<y1 {
+                        for x in x0..<x1 { inside[x] = 1 }
+                        for polygon in regions.include {
+                            polygon.fill(row: y, from: x0, to: x1, into: hole)
+                            for x in x0..<x1 { inside[x] *= hole[x] }
+                        }
+                        for polygon in regions.exclude {
+                            polygon.fill(row: y, from: x0, to: x1, into: hole)
+                            for x in x0..<x1 { inside[x] *= 1 - hole[x] }
+                        }
+                        let row = plane.row(y)
+                        for x in x0..<x1 { row[x] = max(row[x], UInt8(inside[x] * 255 + 0.5)) }
                     }
                 }
             }

@@ -3,14 +3,15 @@
 table of docs/performance.md ("AI effects").
 
 Each effect is timed as a whole command, `vfx apply CLIP -o OUT.y4m --threads 1 --filter EFFECT`, minus the same
-command without a filter (pass-through: decode, y4m write, start-up), divided by the frames. MediaPipe's time is
+command without a filter (pass-through: decode, y4m write, start-up), divided by the frames; the time is the
+command's CPU time (user + system), so waiting for the shared core is not counted. MediaPipe's time is
 scripts/reference/vision_bench.py (its Python solutions, per frame, decoded frames in memory) on the same clip.
 Everything is pinned to one core with taskset, and the two take turns for --rounds rounds; each keeps its best
 round, so a burst of load elsewhere on the shared machine does not decide the comparison.
 
     scripts/bench-effects.py [--vfx .build/release/vfx] [--source media/carphone_pristine.mp4] [--rounds 3]
 """
-import argparse, json, os, subprocess, time
+import argparse, json, os, subprocess
 
 # (chain, the MediaPipe analysis it needs, the issue's bound as a multiple of that analysis)
 EFFECTS = [
@@ -31,9 +32,13 @@ def pinned(command):
 
 
 def run_seconds(command):
-    start = time.perf_counter()
-    subprocess.run(pinned(command), check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    """CPU time (user + system) of the command: on a shared machine its wall time also counts the time it waited
+    for the core, which MediaPipe's per-frame median leaves out."""
+    process = subprocess.Popen(pinned(command), stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    if status != 0:
+        raise SystemExit("failed: " + " ".join(command))
+    return usage.ru_utime + usage.ru_stime
 
 
 def main():

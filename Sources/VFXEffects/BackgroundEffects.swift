@@ -263,7 +263,7 @@ final class BackgroundProcessor: VideoProcessor {
         var frame = frame
         guard let weights, let format else { return frame }
         let mask = masks.mask(for: frame)
-        weights.fill(from: mask.buffer.planes[0], invert: true)
+        weights.fill(inverting: mask.buffer.planes[0])
         var replacement = prepared
         if case .video(let video) = background {
             replacement = Resampler.place(try video.next(), width: frame.width, height: frame.height, fit: .fill, into: placed)

@@ -29,7 +29,7 @@ struct PlaneShape {
 ///
 /// ```swift
 /// let weights = PlaneWeights(format: .i420, width: 1280, height: 720)
-/// weights.fill(from: mask.buffer.planes[0], invert: true)      // 255 where the background is
+/// weights.fill(inverting: mask.buffer.planes[0])              // 255 where the background is
 /// let chromaRow = weights.row(plane: 1, y: 10)
 /// ```
 final class PlaneWeights {
@@ -45,16 +45,12 @@ final class PlaneWeights {
         chroma = format.isYUV ? PixelBuffer(format: .gray8, width: (width + 1) / 2, height: (height + 1) / 2) : nil
     }
 
-    /// Copies `source` (gray, frame size), inverted (255 − value) when `invert`, and makes the chroma map.
-    func fill(from source: Plane, invert: Bool) {
+    /// Fills the map with 255 − `source` (gray, frame size): a person mask becomes the background's weight.
+    func fill(inverting source: Plane) {
         let target = full.planes[0]
         for y in 0..<height {
             let input = source.row(y), output = target.row(y)
-            if invert {
-                for x in 0..<width { output[x] = 255 &- input[x] }
-            } else {
-                output.update(from: input, count: width)
-            }
+            for x in 0..<width { output[x] = 255 &- input[x] }
         }
         makeChroma()
     }

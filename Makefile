@@ -1,8 +1,11 @@
 # The two commands: `make demo` and `make test` (see README.md). Both set the machine up first.
+# `make install` puts `vfx` on the PATH: $(DESTDIR)$(PREFIX)/bin/vfx (PREFIX defaults to /usr/local).
 SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?= -c release
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
 
-.PHONY: demo test setup build clean
+.PHONY: demo test setup build install uninstall clean
 
 setup:
 	scripts/setup.sh
@@ -18,6 +21,15 @@ test:
 	scripts/setup.sh --python
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS) -Xswiftc -enable-testing --build-tests
 	$(SWIFT) test $(SWIFT_BUILD_FLAGS) -Xswiftc -enable-testing --skip-build
+
+# The release binary links FFmpeg's shared libraries from Debian and the Swift runtime from the
+# toolchain (found through its rpath), so the toolchain stays where it was installed.
+install: build
+	install -d "$(DESTDIR)$(BINDIR)"
+	install -m 755 "$$($(SWIFT) build $(SWIFT_BUILD_FLAGS) --show-bin-path)/vfx" "$(DESTDIR)$(BINDIR)/vfx"
+
+uninstall:
+	rm -f "$(DESTDIR)$(BINDIR)/vfx"
 
 clean:
 	rm -rf .build demo-output

@@ -25,8 +25,9 @@ let avx512Kernels: [SwiftSetting] = []
 /// Settings for every Swift module: Swift 6 language mode (strict concurrency) plus the baseline CPU.
 let common: [SwiftSetting] = baselineCPU
 
-/// Hot numeric kernels: also drop overflow checks in release builds. Array bounds checks stay
-/// wherever a kernel does not use unsafe pointers.
+/// Hot numeric kernels: also drop overflow checks and preconditions in release builds. Only the kernel
+/// modules take this (VFXFilters' compiled kernels, VFXNeuralKernels); VFXCore, VFXMedia and VFXNeural (which
+/// parses model files) keep every check, so the code that reads input is guarded.
 let kernels: [SwiftSetting] = common + [
     .unsafeFlags(["-Ounchecked"], .when(configuration: .release)),
 ]
@@ -43,15 +44,15 @@ let package = Package(
         .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat libavcodec libavutil libswscale libswresample libavdevice",
                        providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev",
                                          "libswresample-dev", "libavdevice-dev"])]),
-        .target(name: "VFXCore", swiftSettings: kernels),
+        .target(name: "VFXCore", swiftSettings: common),
         .target(name: "VFXMedia", dependencies: ["VFXCore", "VFXPipeline", "CFFmpeg"], swiftSettings: common),
         .target(name: "VFXPipeline", dependencies: ["VFXCore"], swiftSettings: common),
         .target(name: "VFXFilters", dependencies: ["VFXCore", "VFXPipeline"], swiftSettings: kernels),
         .target(name: "CVFXCPU"),
         .target(name: "VFXNeuralKernels", swiftSettings: kernels),
         .target(name: "VFXNeuralAVX512", dependencies: ["VFXNeuralKernels"], swiftSettings: avx512Kernels),
-        .target(name: "VFXNeural", dependencies: ["VFXNeuralKernels", "VFXNeuralAVX512", "CVFXCPU"],
-                swiftSettings: kernels),
+        .target(name: "VFXNeural", dependencies: ["VFXCore", "VFXNeuralKernels", "VFXNeuralAVX512", "CVFXCPU"],
+                swiftSettings: common),
         .target(name: "VFXVision", dependencies: ["VFXCore", "VFXPipeline", "VFXNeural"], swiftSettings: kernels),
         .target(name: "VFXEffects", dependencies: ["VFXCore", "VFXPipeline", "VFXFilters", "VFXMedia", "VFXVision"],
                 swiftSettings: kernels),

@@ -14,7 +14,7 @@ import VFXPipeline
 ///   `(ffmpeg − floor) / (vfx − floor)` compares the filtering work alone.
 /// - The `repeats` rounds interleave the three (a VideoFX pass, the floor, FFmpeg's filter), so that all see the
 ///   shared machine in the same state; each keeps its best round.
-/// All files live in /dev/shm (RAM).
+/// All files live in a private folder in /dev/shm (RAM), removed at the end (`BenchWorkspace`).
 ///
 /// ```swift
 /// let result = try FilterBenchmark.run(.init(chain: "sepia", source: .generated(width: 1920, height: 1080)))
@@ -81,9 +81,9 @@ public enum FilterBenchmark {
 
     public static func run(_ options: Options) throws -> Result {
         let chain = try FilterChain(parsing: options.chain)
-        let workspace = "/dev/shm/vfx-bench-\(getpid())"
-        try FileManager.default.createDirectory(atPath: workspace, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: workspace) }
+        let files = try BenchWorkspace()
+        defer { files.remove() }
+        let workspace = files.folder
         let clip = try prepareClip(options.source, frames: options.frames, in: workspace)
         let frames = try Y4MClip(path: clip, limit: options.frames)
         guard !frames.frames.isEmpty else { throw BenchError("\(clip): no frames") }

@@ -11,7 +11,8 @@ public struct Plane: @unchecked Sendable {
     // Sendable: a Plane is only a view; the frame that hands it out keeps the memory alive, and
     // writes go through `VideoFrame.withMutablePlanes`, which first makes the buffer unique.
     public let baseAddress: UnsafeMutablePointer<UInt8>
-    /// Bytes from one row to the next (at least `width * bytesPerPixel`, a multiple of 64).
+    /// Bytes from one row to the next (at least `width * bytesPerPixel`; a multiple of 64 in buffers VideoFX
+    /// allocates, anything in planes a caller wraps).
     public let bytesPerRow: Int
     /// Width in sample groups (pixels for packed formats, U/V pairs for NV12's chroma plane).
     public let width: Int
@@ -31,7 +32,8 @@ public struct Plane: @unchecked Sendable {
     @inlinable public func row(_ y: Int) -> UnsafeMutablePointer<UInt8> { baseAddress + y * bytesPerRow }
 }
 
-/// The memory behind a frame: all planes of one image in one 64-byte-aligned allocation.
+/// The memory behind a frame: all planes of one image in one 64-byte-aligned allocation, or planes a caller
+/// owns (`init(wrapping:…)`).
 ///
 /// A buffer that came from a `BufferPool` goes back to it when its last reference is released.
 public final class PixelBuffer: @unchecked Sendable {
@@ -41,15 +43,57 @@ public final class PixelBuffer: @unchecked Sendable {
     public let width: Int
     public let height: Int
     public let planes: [Plane]
-    let storage: UnsafeMutableRawPointer
+    /// True when the planes have the layout VideoFX's vector kernels assume: rows 64-byte aligned with
+    /// strides a multiple of 64, and 64 readable bytes after the last row. Buffers VideoFX allocates always
+    /// have it; wrapped planes have it only when their owner says so.
+    public let hasKernelLayout: Bool
+    let storage: UnsafeMutableRawPointer?
     let byteCount: Int
     let pool: BufferPool?
+    private let onRelease: (@Sendable () -> Void)?
 
     /// Allocates a buffer for `format` at `width`×`height` (rows padded to 64 bytes).
     public convenience init(format: PixelFormat, width: Int, height: Int) {
         let layout = PixelBuffer.layout(format: format, width: width, height: height)
         let storage = UnsafeMutableRawPointer.allocate(byteCount: max(layout.byteCount, 64), alignment: 64)
         self.init(format: format, width: width, height: height, storage: storage, byteCount: layout.byteCount, pool: nil)
+    }
+
+    /// Wraps planes that the caller owns, with their own strides (a capture callback's or a call SDK's
+    /// I420 planes): nothing is copied. The caller keeps the memory alive and unchanged by others until the
+    /// buffer is released; `onRelease` is then called. `planes` must match `format` and the size
+    /// (`PixelBufferError` otherwise). Pass `hasKernelLayout: true` only when rows are 64-byte aligned with
+    /// strides a multiple of 64 and 64 bytes past the last row are readable; otherwise the runners copy the
+    /// pixels into a pool buffer for kernels that need that layout (`InPlaceProcessor`).
+    ///
+    /// ```swift
+    /// let y = Plane(baseAddress: yPointer, bytesPerRow: yStride, width: 640, height: 360, bytesPerPixel: 1)
+    /// let buffer = try PixelBuffer(wrapping: [y, u, v], format: .i420, width: 640, height: 360)
+    /// ```
+    public init(wrapping planes: [Plane], format: PixelFormat, width: Int, height: Int, hasKernelLayout: Bool = false,
+                onRelease: (@Sendable () -> Void)? = nil) throws {
+        guard width > 0, height > 0 else { throw PixelBufferError.badSize(width: width, height: height) }
+        guard planes.count == format.planeCount else {
+            throw PixelBufferError.planeMismatch("\(format) has \(format.planeCount) planes, \(planes.count) were given")
+        }
+        for (index, plane) in planes.enumerated() {
+            let size = format.planeSize(index, width: width, height: height)
+            let bytes = format.bytesPerPixel(plane: index)
+            guard plane.width == size.width, plane.height == size.height, plane.bytesPerPixel == bytes,
+                  plane.bytesPerRow >= size.width * bytes else {
+                throw PixelBufferError.planeMismatch("plane \(index) of a \(width)x\(height) \(format) frame must be "
+                    + "\(size.width)x\(size.height) with at least \(size.width * bytes) bytes per row")
+            }
+        }
+        self.format = format
+        self.width = width
+        self.height = height
+        self.planes = planes
+        self.hasKernelLayout = hasKernelLayout
+        storage = nil
+        byteCount = 0
+        pool = nil
+        self.onRelease = onRelease
     }
 
     init(format: PixelFormat, width: Int, height: Int, storage: UnsafeMutableRawPointer, byteCount: Int, pool: BufferPool?) {
@@ -60,6 +104,8 @@ public final class PixelBuffer: @unchecked Sendable {
         self.storage = storage
         self.byteCount = byteCount
         self.pool = pool
+        hasKernelLayout = true
+        onRelease = nil
         let layout = PixelBuffer.layout(format: format, width: width, height: height)
         let bytes = storage.assumingMemoryBound(to: UInt8.self)
         planes = layout.planes.enumerated().map { index, entry in
@@ -70,7 +116,10 @@ public final class PixelBuffer: @unchecked Sendable {
     }
 
     deinit {
-        if let pool { pool.recycle(storage, byteCount: byteCount) } else { storage.deallocate() }
+        if let storage {
+            if let pool { pool.recycle(storage, byteCount: byteCount) } else { storage.deallocate() }
+        }
+        onRelease?()
     }
 
     /// Offsets and strides of each plane, and the total size.
@@ -85,6 +134,19 @@ public final class PixelBuffer: @unchecked Sendable {
         }
         // Slack after the last row lets vector kernels read a whole 64-byte block past a row's end.
         return (planes, offset + 64)
+    }
+}
+
+/// Planes that cannot make a buffer.
+public enum PixelBufferError: Error, CustomStringConvertible, Equatable {
+    case badSize(width: Int, height: Int)
+    case planeMismatch(String)
+
+    public var description: String {
+        switch self {
+        case .badSize(let width, let height): "a frame must be at least 1x1 (got \(width)x\(height))"
+        case .planeMismatch(let reason): reason
+        }
     }
 }
 

@@ -21,7 +21,7 @@ final class AudioTranscoder {
 
     /// Prepares decoding `track` and encoding with `codec`; `globalHeader` when the container wants
     /// codec headers out of band (mp4, mkv, webm).
-    init(track: AudioTrack, codec: UnsafePointer<AVCodec>, globalHeader: Bool, name: String) throws {
+    init(track: SourceTrack, codec: UnsafePointer<AVCodec>, globalHeader: Bool, name: String) throws {
         self.name = name
         sourceTimeBase = track.timeBase
         guard let decoded = Frame(), let converted = Frame(), let packet = Packet(),

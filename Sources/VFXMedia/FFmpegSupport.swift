@@ -11,25 +11,80 @@ func ffmpegMessage(_ code: Int32) -> String {
     return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
-/// FFmpeg logs its own diagnostics on standard error. VideoFX reports problems as `MediaError`s instead,
-/// so the libraries only log fatal messages unless `verbose` is set.
+/// FFmpeg's libraries log their own diagnostics on standard error. VideoFX reports problems as
+/// `MediaError`s instead, so it installs its own log callback: nothing reaches standard error unless
+/// `setVerbose(true)` was called, and the latest error line is kept so an error can say why an encoder or
+/// muxer refused (`MediaError.encoderRefused` quotes x264's "width not divisible by 2").
 ///
 /// ```swift
 /// FFmpegLog.setVerbose(true)   // let FFmpeg print its warnings (for debugging a file)
 /// ```
 public enum FFmpegLog {
     public static func setVerbose(_ verbose: Bool) {
-        av_log_set_level(verbose ? AV_LOG_INFO : AV_LOG_FATAL)
+        configure()
+        state.withLock { $0.verbose = verbose }
     }
 
-    /// Called by every reader and writer: quiet unless `setVerbose(true)` was called.
+    /// True after `setVerbose(true)`.
+    static var isVerbose: Bool { state.withLock { $0.verbose } }
+
+    /// Called by every reader and writer: installs the callback once.
     static func configure() {
-        _ = quietOnce
+        _ = installOnce
     }
 
-    private static let quietOnce: Void = {
-        if av_log_get_level() == AV_LOG_INFO { av_log_set_level(AV_LOG_FATAL) }
+    /// The latest error FFmpeg logged since `clearLastError`, one line without FFmpeg's `[libx264 @ 0x…]`
+    /// prefix; nil when none.
+    static func takeLastError() -> String? {
+        state.withLock { state in
+            defer { state.lastError = nil }
+            return state.lastError
+        }
+    }
+
+    /// Forgets the latest error, before a call whose failure should quote only its own.
+    static func clearLastError() {
+        state.withLock { $0.lastError = nil }
+    }
+
+    struct State {
+        var verbose = false
+        var lastError: String?
+    }
+
+    static let state = LockedState(State())
+
+    private static let installOnce: Void = {
+        av_log_set_level(AV_LOG_INFO)
+        av_log_set_callback { _, level, format, arguments in
+            guard let format, let arguments, level <= AV_LOG_INFO else { return }
+            let verbose = FFmpegLog.state.withLock { $0.verbose }
+            guard verbose || level <= AV_LOG_ERROR else { return }
+            var buffer = [CChar](repeating: 0, count: 1024)
+            _ = vsnprintf(&buffer, buffer.count, format, arguments)
+            let line = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if verbose { vfx_write_stderr(line) }
+            let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+            if level <= AV_LOG_ERROR, !trimmed.isEmpty {
+                FFmpegLog.state.withLock { $0.lastError = trimmed }
+            }
+        }
     }()
+}
+
+/// A value behind a lock, for state shared by FFmpeg's threads (its log callback runs on encoder threads).
+final class LockedState<Value>: @unchecked Sendable {
+    // Sendable: `value` is only read or written inside `withLock`, under `lock`.
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
 }
 
 extension MediaTime {
@@ -240,3 +295,17 @@ final class ImageConverter {
 /// FFmpeg's `AVERROR_DECODER_NOT_FOUND` (a tag macro Swift cannot import).
 let averrorDecoderNotFound: Int32 = -Int32(bitPattern: 0xF8 | UInt32(UInt8(ascii: "D")) << 8 | UInt32(UInt8(ascii: "E")) << 16
     | UInt32(UInt8(ascii: "C")) << 24)
+
+/// The FFmpeg libraries VideoFX runs on, for `vfx --version` and bug reports.
+///
+/// ```swift
+/// print(MediaLibraries.description)   // FFmpeg 5.1.6-0+deb12u1: libavcodec 59.37.100, libavformat 59.27.100, …
+/// ```
+public enum MediaLibraries {
+    public static var description: String {
+        func version(_ packed: UInt32) -> String { "\(packed >> 16).\(packed >> 8 & 0xFF).\(packed & 0xFF)" }
+        return "FFmpeg \(String(cString: av_version_info())): libavcodec \(version(avcodec_version())), "
+            + "libavformat \(version(avformat_version())), libavutil \(version(avutil_version())), "
+            + "libswscale \(version(swscale_version()))"
+    }
+}

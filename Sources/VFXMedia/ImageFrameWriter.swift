@@ -29,8 +29,6 @@ final class ImageFrameWriter: FrameWriting {
         self.codec = codec
     }
 
-    var audio: AudioOutcome { .none }
-
     func write(_ frame: VideoFrame) throws {
         guard !written else {
             throw MediaError.unsupportedFrame(path: name, reason: "an image holds one frame; write a video for more")

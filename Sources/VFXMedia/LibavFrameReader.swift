@@ -4,7 +4,11 @@ import VFXCore
 import VFXPipeline
 
 /// Demuxes a file with libavformat and decodes its video stream with libavcodec, one `AVFrame` at a time.
-/// Audio packets are kept for an attached writer (`attachAudio`).
+/// Audio and subtitle packets are kept for an attached writer (`attachTracks`).
+///
+/// Containers whose timestamps may jump (MPEG-TS, and so TS files joined with `cat`) are read with one
+/// running offset that makes every jump of more than a second backwards (or ten seconds forwards) continue
+/// where the stream was, as FFmpeg's command does.
 final class LibavDecoder {
     let name: String
     let containerName: String
@@ -23,7 +27,37 @@ final class LibavDecoder {
     private var formatContext: UnsafeMutablePointer<AVFormatContext>?
     private var decoder: UnsafeMutablePointer<AVCodecContext>?
     private let videoIndex: Int32
+    /// The first audio stream (the one `audioCodec` names), -1 without audio.
     private let audioIndex: Int32
+    /// The audio and subtitle streams, in file order: what `attachTracks` hands to a writer.
+    private let passThroughIndices: [Int32]
+    /// Streams no writer receives (data, attachments, a second video), for warnings.
+    let ignoredStreams: [StreamSummary]
+    /// The audio and subtitle streams, in file order.
+    var passThroughStreams: [StreamSummary] {
+        passThroughIndices.compactMap { index in
+            guard let stream = formatContext?.pointee.streams[Int(index)] else { return nil }
+            let kind: TrackKind = stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO ? .audio : .subtitle
+            return StreamSummary(index: Int(index), kind: kind, codec: String(cString: avcodec_get_name(stream.pointee.codecpar.pointee.codec_id)))
+        }
+    }
+    /// The stream's colour tags and sample aspect ratio, and the decoder's own pixel format name.
+    let colorTags: ColorTags
+    let sampleAspectRatio: SampleAspectRatio?
+    /// The file's start time in microseconds (0 when unknown): trimming counts from it, as FFmpeg's `-ss`.
+    let startMicroseconds: Int64
+    /// True once a seek happened: the packet count no longer tells whether the file is complete.
+    private var seeked = false
+    /// Packets of kept tracks are delivered when they start within [windowStart, windowEnd) microseconds,
+    /// moved by `-shift` microseconds.
+    private var windowStart: Int64 = .min
+    private var windowEnd: Int64 = .max
+    private var shift: Int64 = 0
+    /// Timestamp discontinuity correction (MPEG-TS): the offset added, and the latest decode time seen,
+    /// both in microseconds.
+    private let correctsDiscontinuities: Bool
+    private var discontinuityOffset: Int64 = 0
+    private var latestDecodeTime: Int64?
     private let declaredFrameCount: Int
     /// Where the video should end (in `timeBase` ticks), when the container says.
     private let declaredEnd: Int64?
@@ -33,13 +67,14 @@ final class LibavDecoder {
     private var videoPacketsRead = 0
     private var draining = false
     private var finished = false
-    /// False until the reader's first frame is taken: audio read before that waits in `earlyAudio`.
+    /// False until the reader's first frame is taken: packets read before that wait in `earlyPackets`.
     private var started = false
-    private var earlyAudio: [Packet] = []
-    private var audioTrack: AudioTrack?
+    private var earlyPackets: [Packet] = []
+    private var tracks: [Int32: SourceTrack] = [:]
 
-    /// Opens `url` (a path, or `pipe:0`); `name` names it in errors.
-    init(url: String, name: String, threads: Int) throws {
+    /// Opens `url` (a path, or `pipe:0`); `name` names it in errors. With `seekSeconds`, reading starts at
+    /// the key frame before that time (counted from the file's start); the caller skips the frames before it.
+    init(url: String, name: String, threads: Int, seekSeconds: Double? = nil) throws {
         FFmpegLog.configure()
         self.name = name
         guard let packet = Packet(), let frame = Frame() else {
@@ -67,9 +102,35 @@ final class LibavDecoder {
                 : MediaError.noVideoStream(path: name)
         }
         self.videoIndex = videoIndex
-        audioIndex = max(-1, av_find_best_stream(context, AVMEDIA_TYPE_AUDIO, -1, videoIndex, nil, 0))
+        var passThrough: [Int32] = [], ignored: [StreamSummary] = []
+        for index in 0..<Int32(context.pointee.nb_streams) where index != videoIndex {
+            guard let other = context.pointee.streams[Int(index)] else { continue }
+            let type = other.pointee.codecpar.pointee.codec_type
+            if type == AVMEDIA_TYPE_AUDIO || type == AVMEDIA_TYPE_SUBTITLE {
+                passThrough.append(index)
+            } else {
+                let kind: TrackKind = switch type {
+                case AVMEDIA_TYPE_VIDEO: .video
+                case AVMEDIA_TYPE_ATTACHMENT: .attachment
+                default: .data
+                }
+                // A cover picture (an mp3's or m4a's artwork) is part of the file's tags, not a stream to keep.
+                if kind == .video && other.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0 { continue }
+                ignored.append(StreamSummary(index: Int(index), kind: kind,
+                                             codec: String(cString: avcodec_get_name(other.pointee.codecpar.pointee.codec_id))))
+            }
+        }
+        passThroughIndices = passThrough
+        ignoredStreams = ignored
+        audioIndex = passThrough.first { context.pointee.streams[Int($0)]?.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO } ?? -1
         timeBase = stream.pointee.time_base
         containerName = String(cString: context.pointee.iformat.pointee.name)
+        correctsDiscontinuities = context.pointee.iformat.pointee.flags & AVFMT_TS_DISCONT != 0
+        startMicroseconds = context.pointee.start_time == vfx_nopts_value() ? 0 : context.pointee.start_time
+        let parameters = stream.pointee.codecpar.pointee
+        colorTags = ColorTags(primaries: parameters.color_primaries, transfer: parameters.color_trc,
+                              matrix: parameters.color_space, range: parameters.color_range)
+        sampleAspectRatio = SampleAspectRatio(av_guess_sample_aspect_ratio(context, stream, nil))
 
         guard let decoder = avcodec_alloc_context3(codec) else {
             avformat_close_input(&formatContext)
@@ -103,6 +164,10 @@ final class LibavDecoder {
         }
         declaredFrameCount = Int(stream.pointee.nb_frames)
         declaredEnd = isImage ? nil : LibavDecoder.declaredEnd(of: stream, in: context, timeBase: timeBase)
+        if let seekSeconds, seekSeconds > 0, !isImage {
+            let target = startMicroseconds + Int64(seekSeconds * 1e6)
+            if avformat_seek_file(context, -1, .min, target, target, 0) >= 0 { seeked = true }
+        }
         if isImage {
             expectedFrameCount = 1
         } else if declaredFrameCount > 0 {
@@ -117,7 +182,6 @@ final class LibavDecoder {
     deinit {
         avcodec_free_context(&decoder)
         avformat_close_input(&formatContext)
-        audioTrack?.packets.close()
     }
 
     /// The audio stream's codec name, nil without audio.
@@ -126,22 +190,54 @@ final class LibavDecoder {
         return String(cString: avcodec_get_name(stream.pointee.codecpar.pointee.codec_id))
     }
 
-    /// Starts keeping the audio track for a writer; nil without audio or once frames were taken.
-    func attachAudio() -> AudioTrack? {
-        guard audioIndex >= 0, !started, audioTrack == nil, let formatContext,
-              let stream = formatContext.pointee.streams[Int(audioIndex)],
-              let track = AudioTrack(copying: stream.pointee.codecpar, timeBase: stream.pointee.time_base) else { return nil }
-        for packet in earlyAudio { track.packets.push(packet) }
-        earlyAudio = []
-        audioTrack = track
-        return track
+    /// Starts keeping the audio and subtitle streams for a writer; empty once frames were taken or when
+    /// already attached.
+    func attachTracks() -> [SourceTrack] {
+        guard !started, tracks.isEmpty, let formatContext else { return [] }
+        for index in passThroughIndices {
+            guard let stream = formatContext.pointee.streams[Int(index)] else { continue }
+            let kind: TrackKind = stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO ? .audio : .subtitle
+            if let track = SourceTrack(copying: stream, kind: kind) { tracks[index] = track }
+        }
+        let early = earlyPackets
+        earlyPackets = []
+        for packet in early { deliver(packet) }
+        return passThroughIndices.compactMap { tracks[$0] }
     }
 
-    /// Marks the reader's first frame as taken: audio read from now on is kept only for an attached track.
+    /// Keeps only the audio and subtitle packets that start in [`from`, `until`) microseconds of the file's
+    /// time line, and moves them to start at zero (`from` becomes 0). Set before the first frame is taken.
+    func limitTracks(from: Int64, until: Int64?) {
+        windowStart = from
+        windowEnd = until ?? .max
+        shift = from
+    }
+
+    /// Marks the reader's first frame as taken: packets read from now on are kept only for attached tracks.
     func start() {
         guard !started else { return }
         started = true
-        earlyAudio = []
+        earlyPackets = []
+    }
+
+    /// Ends reading early (a trimmed range is complete): the audio and subtitle packets still inside the
+    /// window are read and delivered, up to a second of file beyond its end, since containers interleave
+    /// streams only roughly.
+    func stopReading() {
+        guard !finished, let formatContext else { return }
+        finished = true
+        guard !tracks.isEmpty else { return }
+        let margin: Int64 = 1_000_000
+        while readPacket(formatContext) >= 0 {
+            let index = packet.pointer.pointee.stream_index
+            if tracks[index] != nil {
+                deliver(packet)
+            } else {
+                let time = microseconds(packet.pointer.pointee.dts, stream: index)
+                av_packet_unref(packet.pointer)
+                if index == videoIndex, let time, windowEnd != .max, time > windowEnd + margin { return }
+            }
+        }
     }
 
     /// Decodes until a frame is in `frame`; false at the end of the stream. `delivered` counts the frames
@@ -173,14 +269,14 @@ final class LibavDecoder {
             guard received == vfx_averror_eagain() else {
                 throw MediaError.corrupt(path: name, reason: "frame \(delivered + 1): \(ffmpegMessage(received))")
             }
-            let read = av_read_frame(formatContext, packet.pointer)
+            let read = readPacket(formatContext)
             if read < 0 {
                 if read != vfx_averror_eof() {
                     let atEnd = formatContext.pointee.pb != nil && avio_feof(formatContext.pointee.pb) != 0
                     throw atEnd ? MediaError.truncated(path: name, reason: ffmpegMessage(read))
                         : MediaError.corrupt(path: name, reason: "after frame \(delivered): \(ffmpegMessage(read))")
                 }
-                if declaredFrameCount > 0 && videoPacketsRead < declaredFrameCount {
+                if !seeked && declaredFrameCount > 0 && videoPacketsRead < declaredFrameCount {
                     throw MediaError.truncated(path: name, reason: "\(videoPacketsRead) of \(declaredFrameCount) frames present")
                 }
                 draining = true
@@ -203,8 +299,8 @@ final class LibavDecoder {
                 if sent < 0 && sent != vfx_averror_eagain() {
                     throw MediaError.corrupt(path: name, reason: "frame \(videoPacketsRead): \(ffmpegMessage(sent))")
                 }
-            } else if index == audioIndex && (audioTrack != nil || !started) {
-                keepAudio(packet)
+            } else if tracks[index] != nil || (!started && passThroughIndices.contains(index)) {
+                keep(packet)
             } else {
                 av_packet_unref(packet.pointer)
             }
@@ -273,25 +369,101 @@ final class LibavDecoder {
         return false
     }
 
-    /// Moves the audio packet in `source` to the attached track (or the early list).
-    private func keepAudio(_ source: Packet) {
+    /// Moves the packet in `source` to its attached track (or, before attaching, to the early list).
+    private func keep(_ source: Packet) {
+        if !tracks.isEmpty {
+            deliver(source)
+            return
+        }
         guard let kept = Packet() else {
             av_packet_unref(source.pointer)
             return
         }
         av_packet_move_ref(kept.pointer, source.pointer)
-        if let audioTrack { audioTrack.packets.push(kept) } else { earlyAudio.append(kept) }
+        earlyPackets.append(kept)
     }
 
-    /// Reads the audio packets left after the last video frame, then closes the audio track.
+    /// Hands the packet in `source` to its track when it starts inside the window, moved by the shift;
+    /// else drops it.
+    private func deliver(_ source: Packet) {
+        let index = source.pointer.pointee.stream_index
+        guard let track = tracks[index] else {
+            av_packet_unref(source.pointer)
+            return
+        }
+        if windowStart != .min || windowEnd != .max {
+            let time = microseconds(source.pointer.pointee.pts, stream: index)
+                ?? microseconds(source.pointer.pointee.dts, stream: index) ?? windowStart
+            guard time >= windowStart && time < windowEnd else {
+                av_packet_unref(source.pointer)
+                return
+            }
+        }
+        guard let kept = Packet() else {
+            av_packet_unref(source.pointer)
+            return
+        }
+        av_packet_move_ref(kept.pointer, source.pointer)
+        if shift != 0 {
+            let ticks = av_rescale_q(shift, vfx_time_base_q(), track.timeBase)
+            if kept.pointer.pointee.pts != vfx_nopts_value() { kept.pointer.pointee.pts -= ticks }
+            if kept.pointer.pointee.dts != vfx_nopts_value() { kept.pointer.pointee.dts -= ticks }
+        }
+        track.packets.push(kept)
+    }
+
+    /// `ticks` of stream `index` in microseconds, nil when unset.
+    private func microseconds(_ ticks: Int64, stream index: Int32) -> Int64? {
+        guard ticks != vfx_nopts_value(), let stream = formatContext?.pointee.streams[Int(index)] else { return nil }
+        return av_rescale_q(ticks, stream.pointee.time_base, vfx_time_base_q())
+    }
+
+    /// `av_read_frame` into `packet`, with timestamp jumps of a discontinuous container (MPEG-TS) removed:
+    /// a decode time more than 1 s before the latest one, or more than 10 s after it, moves the running
+    /// offset so the stream continues one frame after the latest time.
+    private func readPacket(_ context: UnsafeMutablePointer<AVFormatContext>) -> Int32 {
+        let status = av_read_frame(context, packet.pointer)
+        guard status >= 0, correctsDiscontinuities else { return status }
+        // MPEG-TS marks a packet corrupt when the continuity counter skips, which every join of two files
+        // (`cat a.ts b.ts`) does, flagging the complete packet before the join. Damaged data is still
+        // caught: the decoder flags frames it had to conceal.
+        packet.pointer.pointee.flags &= ~AV_PKT_FLAG_CORRUPT
+        let index = packet.pointer.pointee.stream_index
+        guard let stream = context.pointee.streams[Int(index)], let raw = microseconds(packet.pointer.pointee.dts, stream: index)
+        else { return status }
+        var time = raw + discontinuityOffset
+        if let latest = latestDecodeTime, time < latest - 1_000_000 || time > latest + 10_000_000 {
+            let step = frameRate.map { Int64(1e6 / $0.framesPerSecond) } ?? 40_000
+            discontinuityOffset += latest + step - time
+            time = latest + step
+        }
+        latestDecodeTime = max(latestDecodeTime ?? time, time)
+        if discontinuityOffset != 0 {
+            let ticks = av_rescale_q(discontinuityOffset, vfx_time_base_q(), stream.pointee.time_base)
+            packet.pointer.pointee.dts += ticks
+            if packet.pointer.pointee.pts != vfx_nopts_value() { packet.pointer.pointee.pts += ticks }
+        }
+        return status
+    }
+
+    /// Reads the packets left after the last video frame for the attached tracks.
     private func finishStream() {
         finished = true
-        guard let audioTrack, let formatContext else { return }
-        while av_read_frame(formatContext, packet.pointer) >= 0 {
-            if packet.pointer.pointee.stream_index == audioIndex { keepAudio(packet) } else { av_packet_unref(packet.pointer) }
+        guard !tracks.isEmpty, let formatContext else { return }
+        while readPacket(formatContext) >= 0 {
+            if tracks[packet.pointer.pointee.stream_index] != nil { deliver(packet) } else { av_packet_unref(packet.pointer) }
         }
-        audioTrack.packets.close()
     }
+}
+
+/// One non-video stream of an input: its index, kind and codec.
+public struct StreamSummary: Sendable, Hashable, CustomStringConvertible {
+    /// The stream's index in the input file.
+    public let index: Int
+    public let kind: TrackKind
+    public let codec: String
+
+    public var description: String { "\(kind.rawValue) stream #\(index) (\(codec))" }
 }
 
 /// Reads video with libavformat and libavcodec: any container and codec FFmpeg knows, and still images.
@@ -302,20 +474,34 @@ final class LibavDecoder {
 final class LibavFrameReader: FrameReading {
     let decoder: LibavDecoder
     let format: FrameFormat
+    /// The decoded pixel format's name (`yuv420p10le`, `rgb48be`…) and the most bits any of its
+    /// components has: above 8 the frames lose precision.
+    let sourcePixelFormat: String
+    let sourceBitDepth: Int
     private let pool: BufferPool
     private let converter = ImageConverter()
     /// The first frame, decoded in init to learn the real format (and to fail early on broken files).
     private var primed: VideoFrame?
     private var framesDelivered = 0
 
-    init(url: String, name: String, threads: Int) throws {
-        decoder = try LibavDecoder(url: url, name: name, threads: threads)
+    init(url: String, name: String, threads: Int, seekSeconds: Double?) throws {
+        decoder = try LibavDecoder(url: url, name: name, threads: threads, seekSeconds: seekSeconds)
         guard try decoder.receiveFrame(delivered: 0) else {
             throw MediaError.corrupt(path: name, reason: "no decodable video frame")
         }
         let first = decoder.frame.pointer.pointee
         let sourceFormat = AVPixelFormat(rawValue: first.format)
         let pixelFormat = LibavFrameReader.nearestFormat(to: sourceFormat)
+        sourcePixelFormat = av_get_pix_fmt_name(sourceFormat).map { String(cString: $0) } ?? "unknown"
+        if let descriptor = av_pix_fmt_desc_get(sourceFormat) {
+            sourceBitDepth = withUnsafeBytes(of: descriptor.pointee.comp) { components in
+                (0..<Int(descriptor.pointee.nb_components)).map {
+                    Int(components.load(fromByteOffset: $0 * MemoryLayout<AVComponentDescriptor>.stride, as: AVComponentDescriptor.self).depth)
+                }.max() ?? 8
+            }
+        } else {
+            sourceBitDepth = 8
+        }
         let width = Int(first.width)
         let height = Int(first.height)
         var color = ColorDescription(space: first.colorspace, range: first.color_range,

@@ -4,7 +4,6 @@ import VFXPipeline
 
 /// What a way of writing frames does for `MediaWriter`.
 protocol FrameWriting: AnyObject {
-    var audio: AudioOutcome { get }
     func write(_ frame: VideoFrame) throws
     /// Flushes and completes the file (still at its temporary name).
     func finish() throws
@@ -12,7 +11,7 @@ protocol FrameWriting: AnyObject {
     func close()
 }
 
-/// What happened to the source's audio track.
+/// What happened to the source's (first) audio track.
 public enum AudioOutcome: Sendable, Equatable, CustomStringConvertible {
     /// No audio: the source has none, or none was given.
     case none
@@ -20,7 +19,7 @@ public enum AudioOutcome: Sendable, Equatable, CustomStringConvertible {
     case copied(codec: String)
     /// The container cannot hold the codec, so it was re-encoded (AAC into WebM becomes Opus).
     case reencoded(from: String, to: String)
-    /// The output format has no audio (y4m, images).
+    /// The output has no audio (y4m, images, GIF, or audio not wanted).
     case notStored(codec: String)
 
     public var description: String {
@@ -28,32 +27,35 @@ public enum AudioOutcome: Sendable, Equatable, CustomStringConvertible {
         case .none: "no audio"
         case .copied(let codec): "audio \(codec) copied"
         case .reencoded(let from, let to): "audio \(from) re-encoded to \(to)"
-        case .notStored(let codec): "audio \(codec) dropped (the output format has no audio)"
+        case .notStored(let codec): "audio \(codec) dropped"
         }
     }
 }
 
-/// Writes frames to a file chosen by its extension: `.mp4`/`.mov`/`.mkv` (H.264), `.webm` (VP9), `.y4m`
-/// (own fast writer; `-` writes y4m to standard output), `.png`, `.jpg`/`.jpeg` (one frame).
+/// Writes frames to a file chosen by its extension: `.mp4`/`.m4v`, `.mov`, `.mkv` (H.264 unless
+/// `EncodingOptions.codec` says otherwise), `.webm` (VP9), `.ts` (MPEG-TS, H.264), `.avi` (H.264),
+/// `.gif`, `.y4m` (own fast writer; `-` writes y4m to standard output), `.png`, `.jpg`/`.jpeg` (one frame).
 ///
-/// The file is written under a temporary name in the same folder (`.name.partial-XXXXXX.ext`) and gets
-/// its name in `finish`; `cancel` (or releasing an unfinished writer) removes it. Given the reader the
-/// frames come from, the writer keeps its audio: copied when the container takes the codec, else
-/// re-encoded. Attach before reading the first frame.
+/// The file is written under a temporary name in the same folder (`.name.partial-XXXXXXXX.ext`, the name
+/// shortened when needed so it stays within the file system's limit) and gets its name in `finish`;
+/// `cancel` (or releasing an unfinished writer) removes it. Given the reader the frames come from, the
+/// writer keeps what the frames cannot carry: every audio and subtitle stream (copied when the container
+/// takes the codec, else re-encoded, else dropped and named in `tracks`), the colour tags (HDR stays HDR)
+/// and the sample aspect ratio. Give the reader before reading its first frame.
 ///
 /// ```swift
 /// let reader = try MediaReader(path: "media/bigbuckbunny.mp4")
-/// let writer = try MediaWriter(path: "out.webm", frameRate: reader.format.frameRate, audioFrom: reader)
+/// let writer = try MediaWriter(path: "out.webm", source: reader)
 /// while let frame = try reader.nextFrame() { try writer.write(frame) }
 /// try writer.finish()     // out.webm: VP9 video, the AAC audio re-encoded to Opus
 /// ```
 ///
-/// A writer is used by one thread at a time; the reader may run on another thread (audio packets travel
-/// between them through a locked queue).
+/// A writer is used by one thread at a time; the reader may run on another thread (audio and subtitle
+/// packets travel between them through locked queues).
 public final class MediaWriter: FrameSink {
     /// The output formats, by extension.
     public enum Kind: String, Sendable, CaseIterable {
-        case mp4, mov, mkv, webm, y4m, png, jpeg
+        case mp4, mov, mkv, webm, ts, avi, gif, y4m, png, jpeg
 
         /// The kind for a file extension (case-insensitive), nil when unknown.
         public init?(extension ext: String) {
@@ -62,36 +64,63 @@ public final class MediaWriter: FrameSink {
             case "mov": self = .mov
             case "mkv": self = .mkv
             case "webm": self = .webm
+            case "ts", "m2ts", "mts": self = .ts
+            case "avi": self = .avi
+            case "gif": self = .gif
             case "y4m": self = .y4m
             case "png": self = .png
             case "jpg", "jpeg": self = .jpeg
             default: return nil
             }
         }
+
+        /// True for the formats that hold one frame.
+        public var isImage: Bool { self == .png || self == .jpeg }
     }
 
     /// The path given to `init` (`-` for standard output).
     public let path: String
     public let kind: Kind
-    /// What happens to the source's audio.
-    public let audio: AudioOutcome
-    /// Frames written so far.
+    /// What happens to each audio and subtitle stream of the source, in file order.
+    public let tracks: [TrackOutcome]
+    /// Frames written so far (after frame-rate conversion).
     public private(set) var framesWritten = 0
     private let temporaryPath: String?
     private let writer: any FrameWriting
+    private var rateConverter: FrameRateConverter?
+    private let frameLimit: Int
     private var done = false
 
-    /// Checks the output (extension, folder, encoders) and prepares writing; nothing is created yet for
-    /// video containers. `frameRate` defaults to what the frames' durations say (else 25);
-    /// `threads` is the video encoder's thread count (0: the encoder's choice; y4m and images use none).
-    public init(path: String, frameRate: FrameRate? = nil, audioFrom source: MediaReader? = nil, threads: Int = 0) throws {
+    /// Checks the output (extension, folder, codec, encoder settings) and prepares writing; nothing is
+    /// created yet for video containers.
+    ///
+    /// - Parameters:
+    ///   - source: the reader the frames come from: its audio and subtitle streams, colour tags, sample
+    ///     aspect ratio and pixel format are kept (give it before its first frame is read).
+    ///   - options: codec, quality and rate settings; `options.frameRate` converts the rate, while the
+    ///     source's own rate is the nominal one.
+    public convenience init(path: String, source: MediaReader?, options: EncodingOptions = EncodingOptions()) throws {
+        try self.init(path: path, frameRate: source?.format.frameRate, source: source, options: options)
+    }
+
+    /// The writer with the default settings. `frameRate` defaults to what the frames' durations say
+    /// (else 25); `threads` is the video encoder's thread count (0: the encoder's choice; y4m and images
+    /// use none).
+    public convenience init(path: String, frameRate: FrameRate? = nil, audioFrom source: MediaReader? = nil, threads: Int = 0) throws {
+        try self.init(path: path, frameRate: frameRate, source: source, options: EncodingOptions(threads: threads))
+    }
+
+    private init(path: String, frameRate nominalRate: FrameRate?, source: MediaReader?, options: EncodingOptions) throws {
         self.path = path
+        rateConverter = options.frameRate.map { FrameRateConverter(rate: $0) }
+        frameLimit = options.frameLimit ?? .max
+        let frameRate = options.frameRate ?? nominalRate
         if path == "-" {
             kind = .y4m
             temporaryPath = nil
             signal(SIGPIPE, SIG_IGN)   // a closed pipe becomes a write error, not a silent exit
             writer = Y4MFrameWriter(descriptor: 1, ownsDescriptor: false, name: "standard output", frameRate: frameRate)
-            audio = source?.audioCodec.map { .notStored(codec: $0) } ?? .none
+            tracks = MediaWriter.dropAll(source, reason: "y4m holds only video")
             return
         }
         let url = URL(fileURLWithPath: path)
@@ -103,37 +132,63 @@ public final class MediaWriter: FrameSink {
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
             throw MediaError.missingOutputFolder(path: path, folder: folder)
         }
-        let suffix = String(UInt32.random(in: 0...UInt32.max), radix: 16)
-        let temporary = url.deletingLastPathComponent()
-            .appendingPathComponent(".\(url.deletingPathExtension().lastPathComponent).partial-\(suffix).\(url.pathExtension)").path
+        let temporary = (folder as NSString).appendingPathComponent(MediaWriter.temporaryName(for: url.lastPathComponent))
         temporaryPath = temporary
+        if kind.isImage && options.codec != nil {
+            throw MediaError.invalidSetting(path: path, reason: "--codec applies to video outputs; \(kind.rawValue) has its own")
+        }
         switch kind {
-        case .mp4, .mov, .mkv, .webm:
+        case .mp4, .mov, .mkv, .webm, .ts, .avi, .gif:
             let recipe: ContainerFrameWriter.Recipe = switch kind {
             case .mp4: ContainerFrameWriter.mp4
             case .mov: ContainerFrameWriter.mov
             case .mkv: ContainerFrameWriter.matroska
-            default: ContainerFrameWriter.webm
+            case .webm: ContainerFrameWriter.webm
+            case .ts: ContainerFrameWriter.mpegts
+            case .avi: ContainerFrameWriter.avi
+            default: ContainerFrameWriter.gif
             }
-            let container = try ContainerFrameWriter(url: "file:" + temporary, name: path, recipe: recipe, frameRate: frameRate,
-                                                     audio: source?.attachAudio(), threads: threads)
+            let container = try ContainerFrameWriter(
+                url: "file:" + temporary, name: path, recipe: recipe, options: options, frameRate: frameRate,
+                tracks: source?.attachTracks() ?? [], sourcePixelFormat: source?.sourcePixelFormat ?? "yuv420p",
+                colorTags: source?.colorTags ?? .unspecified,
+                sampleAspectRatio: options.sampleAspectRatio ?? source?.sampleAspectRatio ?? .square)
             writer = container
-            audio = container.audio
+            tracks = container.tracks
         case .y4m:
             let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             guard descriptor >= 0 else { throw MediaError.writeFailed(path: path, reason: String(cString: strerror(errno))) }
             writer = Y4MFrameWriter(descriptor: descriptor, ownsDescriptor: true, name: path, frameRate: frameRate)
-            audio = source?.audioCodec.map { .notStored(codec: $0) } ?? .none
+            tracks = MediaWriter.dropAll(source, reason: "y4m holds only video")
         case .png, .jpeg:
             writer = try ImageFrameWriter(path: temporary, name: path, kind: kind == .png ? .png : .jpeg)
-            audio = source?.audioCodec.map { .notStored(codec: $0) } ?? .none
+            tracks = MediaWriter.dropAll(source, reason: "an image holds only a picture")
         }
     }
 
     deinit { cancel() }
 
+    /// What happened to the source's first audio stream.
+    public var audio: AudioOutcome {
+        guard let first = tracks.first(where: { $0.kind == .audio }) else { return .none }
+        return switch first.action {
+        case .copied: .copied(codec: first.codec)
+        case .reencoded(let encoder): .reencoded(from: first.codec, to: encoder)
+        case .dropped: .notStored(codec: first.codec)
+        }
+    }
+
     public func write(_ frame: consuming VideoFrame) throws {
         guard !done else { throw MediaError.unsupportedFrame(path: path, reason: "the output is already finished") }
+        if rateConverter != nil {
+            try rateConverter?.push(frame) { try writeOne($0) }
+        } else {
+            try writeOne(frame)
+        }
+    }
+
+    private func writeOne(_ frame: VideoFrame) throws {
+        guard framesWritten < frameLimit else { return }
         try writer.write(frame)
         framesWritten += 1
     }
@@ -142,6 +197,7 @@ public final class MediaWriter: FrameSink {
     public func finish() throws {
         guard !done else { return }
         do {
+            try rateConverter?.finish { try writeOne($0) }
             try writer.finish()
         } catch {
             cancel()
@@ -162,5 +218,25 @@ public final class MediaWriter: FrameSink {
         done = true
         writer.close()
         if let temporaryPath { unlink(temporaryPath) }
+    }
+
+    /// The hidden name the output is written under: `.STEM.partial-XXXXXXXX.EXT`, with STEM shortened (on a
+    /// character boundary) so the whole name stays within NAME_MAX bytes (255) when the output's does.
+    static func temporaryName(for fileName: String) -> String {
+        let ext = (fileName as NSString).pathExtension
+        let stem = (fileName as NSString).deletingPathExtension
+        let suffix = ".partial-" + String(format: "%08x", UInt32.random(in: 0...UInt32.max)) + (ext.isEmpty ? "" : "." + ext)
+        let room = max(0, Int(NAME_MAX) - 1 - suffix.utf8.count)
+        var kept = ""
+        for character in stem {
+            guard kept.utf8.count + String(character).utf8.count <= room else { break }
+            kept.append(character)
+        }
+        return "." + kept + suffix
+    }
+
+    /// Every stream of `source` as dropped, for outputs that hold only video.
+    private static func dropAll(_ source: MediaReader?, reason: String) -> [TrackOutcome] {
+        source?.passThroughStreams.map { TrackOutcome(kind: $0.kind, index: $0.index, codec: $0.codec, action: .dropped(reason: reason)) } ?? []
     }
 }

@@ -24,8 +24,6 @@ final class Y4MFrameWriter: FrameWriting {
 
     deinit { close() }
 
-    var audio: AudioOutcome { .none }
-
     func write(_ frame: VideoFrame) throws {
         let header = try headerFor(frame)
         let output = try convertIfNeeded(frame, to: header.pixelFormat)

@@ -1,3 +1,4 @@
+import VFXCore
 import VFXNeuralKernels
 
 /// Sizes of a 2-D convolution or pooling window over an NHWC tensor (batch 1).
@@ -40,7 +41,7 @@ struct WindowGeometry: Equatable {
 /// connected layers (rows = batch).
 final class MatrixMultiplyLayer: Layer {
     let kernels: KernelSet
-    let parallel: Parallel
+    let parallel: SliceRunner
     let input: Int, output: Int
     /// A tensor shaped like the output added before the activation (a fused residual ADD).
     let residual: Int?
@@ -49,7 +50,7 @@ final class MatrixMultiplyLayer: Layer {
     let activation: Activation
 
     /// `weights` is `columns × depth`, output channel major.
-    init(kernels: KernelSet, parallel: Parallel = Parallel(threads: 1), input: Int, residual: Int? = nil, output: Int,
+    init(kernels: KernelSet, parallel: SliceRunner = SliceRunner(threads: 1), input: Int, residual: Int? = nil, output: Int,
          rows: Int, depth: Int, columns: Int, weights: [Float], bias: [Float], activation: Activation) {
         self.kernels = kernels
         self.parallel = parallel
@@ -62,7 +63,7 @@ final class MatrixMultiplyLayer: Layer {
     }
 
     func run(_ arena: UnsafeMutablePointer<Float>) {
-        parallel.forEachChunk(of: rows, work: rows * depth * columns) { band, _ in
+        parallel.forEachSlice(of: rows, work: rows * depth * columns) { band, _ in
             kernels.gemm(GEMMArguments(a: arena + input + band.lowerBound * depth, lda: depth, rows: band.count,
                                        depth: depth, packed: weights.pointer, columns: columns, bias: bias.pointer,
                                        c: arena + output + band.lowerBound * columns, ldc: columns,
@@ -75,7 +76,7 @@ final class MatrixMultiplyLayer: Layer {
 /// A full convolution (any kernel size, stride and padding) by im2col bands and GEMM.
 final class ConvolutionLayer: Layer {
     let kernels: KernelSet
-    let parallel: Parallel
+    let parallel: SliceRunner
     let input: Int, output: Int, scratch: Int
     let geometry: WindowGeometry
     let weights: AlignedFloats, bias: AlignedFloats
@@ -87,7 +88,7 @@ final class ConvolutionLayer: Layer {
     }
 
     /// `weights` is TFLite's `[outC][kh][kw][inC]`.
-    init(kernels: KernelSet, parallel: Parallel = Parallel(threads: 1), input: Int, output: Int, scratch: Int,
+    init(kernels: KernelSet, parallel: SliceRunner = SliceRunner(threads: 1), input: Int, output: Int, scratch: Int,
          geometry: WindowGeometry, weights: [Float], bias: [Float], activation: Activation) {
         self.kernels = kernels
         self.parallel = parallel
@@ -102,7 +103,7 @@ final class ConvolutionLayer: Layer {
 
     func run(_ arena: UnsafeMutablePointer<Float>) {
         let band = ConvolutionLayer.scratchCount(geometry)
-        parallel.forEachChunk(of: geometry.outputHeight, work: geometry.multiplyAdds) { rows, chunk in
+        parallel.forEachSlice(of: geometry.outputHeight, work: geometry.multiplyAdds) { rows, chunk in
             kernels.convolution(geometry.arguments(input: arena + input, output: arena + output, weights: weights.pointer,
                                                    bias: bias.pointer, activation: activation, rows: rows),
                                 arena + scratch + chunk * band)
@@ -113,14 +114,14 @@ final class ConvolutionLayer: Layer {
 /// A depthwise convolution (depth multiplier 1).
 final class DepthwiseConvolutionLayer: Layer {
     let kernels: KernelSet
-    let parallel: Parallel
+    let parallel: SliceRunner
     let input: Int, output: Int
     let geometry: WindowGeometry
     let weights: AlignedFloats, bias: AlignedFloats
     let activation: Activation
 
     /// `weights` is TFLite's `[1][kh][kw][channels]`.
-    init(kernels: KernelSet, parallel: Parallel = Parallel(threads: 1), input: Int, output: Int,
+    init(kernels: KernelSet, parallel: SliceRunner = SliceRunner(threads: 1), input: Int, output: Int,
          geometry: WindowGeometry, weights: [Float], bias: [Float], activation: Activation) {
         self.kernels = kernels
         self.parallel = parallel
@@ -133,7 +134,7 @@ final class DepthwiseConvolutionLayer: Layer {
     }
 
     func run(_ arena: UnsafeMutablePointer<Float>) {
-        parallel.forEachChunk(of: geometry.outputHeight, work: geometry.multiplyAdds / max(geometry.inputChannels, 1)) {
+        parallel.forEachSlice(of: geometry.outputHeight, work: geometry.multiplyAdds / max(geometry.inputChannels, 1)) {
             rows, _ in
             kernels.depthwise(geometry.arguments(input: arena + input, output: arena + output, weights: weights.pointer,
                                                  bias: bias.pointer, activation: activation, rows: rows))

@@ -1,3 +1,4 @@
+import VFXCore
 import VFXNeuralKernels
 
 extension ProgramBuilder {
@@ -73,7 +74,7 @@ extension ProgramBuilder {
                                           outputHeight: vertical.output, outputWidth: horizontal.output,
                                           outputChannels: outChannels, kernelHeight: kh, kernelWidth: kw,
                                           strideY: strideY, strideX: strideX, padTop: padTop, padLeft: padLeft)
-            let kernels = self.kernels, parallel = Parallel(threads: threads)
+            let kernels = self.kernels, parallel = SliceRunner(threads: threads)
             state.multiplyAdds += vertical.output * horizontal.output * outChannels * kh * kw * (depthwise ? 1 : channels)
             if depthwise {
                 add(Step(inputs: [source], output: output, activation: activation) { i, o, _, a in

@@ -12,15 +12,17 @@ import Foundation
 public final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     // Sendable: every stored property is read and written only while holding `condition`.
     private let condition = NSCondition()
-    private var items: [Element] = []
+    /// A ring of `capacity` slots; a popped slot is emptied at once, so the queue never keeps a frame alive.
+    private var slots: [Element?]
     private var head = 0
+    private var count = 0
     private var closed = false
     private var cancelled = false
     public let capacity: Int
 
     public init(capacity: Int) {
         self.capacity = max(1, capacity)
-        items.reserveCapacity(self.capacity)
+        slots = Array(repeating: nil, count: self.capacity)
     }
 
     /// Appends `item`, waiting for room. Returns false (dropping the item) when the queue was cancelled.
@@ -28,9 +30,10 @@ public final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     public func push(_ item: Element) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        while items.count - head >= capacity && !cancelled { condition.wait() }
+        while count >= capacity && !cancelled { condition.wait() }
         if cancelled { return false }
-        items.append(item)
+        slots[(head + count) % capacity] = item
+        count += 1
         condition.broadcast()
         return true
     }
@@ -39,14 +42,11 @@ public final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     public func pop() -> Element? {
         condition.lock()
         defer { condition.unlock() }
-        while head == items.count && !closed && !cancelled { condition.wait() }
-        if cancelled || head == items.count { return nil }
-        let item = items[head]
-        head += 1
-        if head == items.count {
-            items.removeAll(keepingCapacity: true)
-            head = 0
-        }
+        while count == 0 && !closed && !cancelled { condition.wait() }
+        if cancelled || count == 0 { return nil }
+        let item = slots[head].take()
+        head = (head + 1) % capacity
+        count -= 1
         condition.broadcast()
         return item
     }
@@ -70,8 +70,9 @@ public final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     public func cancel() {
         condition.lock()
         cancelled = true
-        items.removeAll()
+        for index in slots.indices { slots[index] = nil }
         head = 0
+        count = 0
         condition.broadcast()
         condition.unlock()
     }

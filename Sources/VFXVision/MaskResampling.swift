@@ -57,6 +57,27 @@ final class GridUpsampler {
         }
     }
 
+    /// Widens two grids at once into channels 0 and 1 (one read of the column taps for both).
+    func widen(first: UnsafePointer<Float>, second: UnsafePointer<Float>) {
+        let width = frameWidth, gridWidth = self.gridWidth, gridHeight = self.gridHeight
+        columns.withUnsafeBufferPointer { columns in
+            widened[0].withUnsafeMutableBufferPointer { firstTarget in
+                widened[1].withUnsafeMutableBufferPointer { secondTarget in
+                    for y in 0..<gridHeight {
+                        let a = first + y * gridWidth, b = second + y * gridWidth
+                        let outA = firstTarget.baseAddress! + y * width, outB = secondTarget.baseAddress! + y * width
+                        for x in 0..<width {
+                            let (left, right, t) = columns[x]
+                            let a0 = a[Int(left)], b0 = b[Int(left)]
+                            outA[x] = a0 + (a[Int(right)] - a0) * t
+                            outB[x] = b0 + (b[Int(right)] - b0) * t
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Calls `body` with, for frame row `y`, the two widened rows of `channel` to blend and the weight of the second.
     @inline(__always) func row<R>(_ y: Int, channel: Int,
                                   _ body: (UnsafePointer<Float>, UnsafePointer<Float>, Float) -> R) -> R {

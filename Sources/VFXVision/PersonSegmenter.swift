@@ -148,8 +148,7 @@ public final class PersonSegmenter {
             guide.withUnsafeMutableBufferPointer { guide in for i in 0..<count { guide[i] *= scale } }
             guide.withUnsafeBufferPointer { g in smoothed.withUnsafeBufferPointer { guided.coefficients(guide: g.baseAddress!, input: $0.baseAddress!) } }
             upsampler.prepare(grid: (gridWidth, gridHeight), frame: (width, height), channels: 2)
-            upsampler.widen(grid: guided.a, channel: 0)
-            upsampler.widen(grid: guided.b, channel: 1)
+            upsampler.widen(first: guided.a, second: guided.b)
             if frame.format.isRGB && lumaRowCapacity < width {
                 lumaRow?.deallocate()
                 lumaRow = .allocate(capacity: width)

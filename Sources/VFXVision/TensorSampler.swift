@@ -11,9 +11,11 @@ struct Taps {
 
     /// The taps for sample coordinate `position` (pixel centres at whole numbers) in a line of `count` samples.
     @inline(__always) init(position: Float, count: Int, border: TensorSampler.Border) {
-        let floor = position.rounded(.down)
-        let fraction = position - floor
-        let index = Int32(clamping: Int(max(min(floor, 1e9), -1e9)))
+        // Far outside the frame every tap is clamped (or zero) anyway: bound the position before converting.
+        let bounded = min(max(position, -2), Float(count) + 1)
+        let floor = bounded.rounded(.down)
+        let fraction = bounded - floor
+        let index = Int32(floor)
         let last = Int32(count - 1)
         first = min(max(index, 0), last)
         second = min(max(index + 1, 0), last)
@@ -96,16 +98,42 @@ final class TensorSampler {
             }
             return
         }
+        let origin = (corner.x, corner.y)
+        switch source.layout {
+        case .yuv:
+            fillRotated(source: source, origin: origin, stepX: stepX, stepY: stepY, tensor: tensor, guide: guide, scale: scale) {
+                source.yuv(columns: $0, rows: $1, chromaColumns: $2, chromaRows: $3)
+            }
+        case .packed:
+            fillRotated(source: source, origin: origin, stepX: stepX, stepY: stepY, tensor: tensor, guide: guide, scale: scale) {
+                columns, rows, _, _ in source.packed(columns: columns, rows: rows)
+            }
+        case .gray:
+            fillRotated(source: source, origin: origin, stepX: stepX, stepY: stepY, tensor: tensor, guide: guide, scale: scale) {
+                columns, rows, _, _ in source.gray(columns: columns, rows: rows)
+            }
+        }
+    }
+
+    /// The loop for a rotated region: taps computed per tensor pixel.
+    @inline(__always) private func fillRotated(source: SourcePixels, origin: (Float, Float), stepX: (Float, Float),
+                                               stepY: (Float, Float), tensor: UnsafeMutablePointer<Float>,
+                                               guide: UnsafeMutablePointer<Float>?, scale: Float,
+                                               pixel: (Taps, Taps, Taps, Taps) -> SIMD4<Float>) {
+        let needsChroma = source.layout == .yuv
+        let none = Taps(position: 0, count: 1, border: .replicate)
         for j in 0..<height {
+            var x = origin.0 + Float(j) * stepY.0
+            var y = origin.1 + Float(j) * stepY.1
             for i in 0..<width {
-                let x = corner.x + Float(i) * stepX.0 + Float(j) * stepY.0
-                let y = corner.y + Float(i) * stepX.1 + Float(j) * stepY.1
-                let value = source.rgb(
-                    columns: Taps(position: x, count: source.width, border: border),
-                    rows: Taps(position: y, count: source.height, border: border),
-                    chromaColumns: Taps(position: (x - 0.5) / 2, count: source.chromaWidth, border: border),
-                    chromaRows: Taps(position: (y - 0.5) / 2, count: source.chromaHeight, border: border))
+                let value = pixel(
+                    Taps(position: x, count: source.width, border: border),
+                    Taps(position: y, count: source.height, border: border),
+                    needsChroma ? Taps(position: (x - 0.5) / 2, count: source.chromaWidth, border: border) : none,
+                    needsChroma ? Taps(position: (y - 0.5) / 2, count: source.chromaHeight, border: border) : none)
                 store(value, at: j * width + i, tensor: tensor, guide: guide, scale: scale)
+                x += stepX.0
+                y += stepX.1
             }
         }
     }

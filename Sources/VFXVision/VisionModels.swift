@@ -8,7 +8,8 @@ import VFXNeural
 /// ```
 public enum VisionModels {
     /// `$VFX_MODELS` when set, else `./models` when it exists, else the `models` folder of the package that
-    /// built the running executable (`.build/<configuration>/vfx` → `models/`).
+    /// built the running executable (`.build/<configuration>/vfx` → `models/`), or `share/videofx/models`
+    /// beside an installed one (`/usr/local/bin/vfx` → `/usr/local/share/videofx/models`).
     public static var directory: URL {
         if let folder = ProcessInfo.processInfo.environment["VFX_MODELS"], !folder.isEmpty {
             return URL(fileURLWithPath: folder)
@@ -17,8 +18,8 @@ public enum VisionModels {
         if FileManager.default.fileExists(atPath: local.path) { return local }
         var folder = URL(fileURLWithPath: CommandLine.arguments.first ?? ".").resolvingSymlinksInPath().deletingLastPathComponent()
         for _ in 0..<5 {
-            let candidate = folder.appendingPathComponent("models")
-            if FileManager.default.fileExists(atPath: candidate.appendingPathComponent("face_landmark.tflite").path) {
+            for candidate in [folder.appendingPathComponent("models"), folder.appendingPathComponent("share/videofx/models")]
+            where FileManager.default.fileExists(atPath: candidate.appendingPathComponent("face_landmark.tflite").path) {
                 return candidate
             }
             folder = folder.deletingLastPathComponent()

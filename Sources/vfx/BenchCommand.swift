@@ -19,11 +19,16 @@ enum BenchCommand {
           --filter       time a chain on a y4m clip or a generated frame, beside FFmpeg's equivalent graph
           --model        time one invoke of a TFLite model on VideoFX's interpreter
           --passthrough  read every frame of INPUT and write it to y4m, beside `ffmpeg -i INPUT -f yuv4mpegpipe`
-                         (one thread each, best of --repeats; files go to /dev/shm when it exists)
+                         (one thread each, best of --repeats; files go to a private folder in /dev/shm,
+                         removed on any exit)
           --vision       time face detection, face mesh tracking or segmentation per frame, beside MediaPipe
         """
 
     static func run(_ arguments: inout Arguments) throws {
+        // Benchmarks keep their files in private folders in /dev/shm: a signal removes them before exiting,
+        // and errors remove them on the way out (`BenchWorkspace`).
+        let interrupt = InterruptHandler(cleanup: { BenchWorkspace.removeAll() })
+        defer { interrupt.restore() }
         let words = arguments.words
         func has(_ name: String) -> Bool { words.contains { $0 == name || $0.hasPrefix(name + "=") } }
         if has("--vision") {
@@ -46,8 +51,9 @@ enum BenchCommand {
         let repeats = try arguments.intOption("--repeats", range: 1...100) ?? 5
         let json = arguments.flag("--json")
         try arguments.finish()
-        let folder = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
-        let result = try MediaBenchmark.compare(input: input, folder: folder, repeats: repeats)
+        let workspace = try BenchWorkspace()
+        defer { workspace.remove() }
+        let result = try MediaBenchmark.compare(input: input, folder: workspace.folder, repeats: repeats)
         if json {
             let fields: [String: Any] = [
                 "input": input, "frames": result.videoFX.frames, "repeats": repeats,

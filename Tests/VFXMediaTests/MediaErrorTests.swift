@@ -205,10 +205,8 @@ import VFXCore
         #expect(throws: MediaError.missingOutputFolder(path: missing, folder: folder.path("missing"))) {
             try MediaWriter(path: missing)
         }
-        #expect(throws: MediaError.encoderUnavailable(path: "x.mp4", encoder: "libnothing")) {
-            try ContainerFrameWriter(url: folder.path(".x.mp4"), name: "x.mp4",
-                                     recipe: .init(muxer: "mp4", videoEncoders: ["libnothing"], audioEncoders: [], videoOptions: [:]),
-                                     frameRate: nil, audio: nil, threads: 0)
+        #expect(throws: MediaError.codecNotInContainer(path: "x.webm", codec: "h264", container: "webm", supported: ["vp9", "av1"])) {
+            try MediaWriter(path: "x.webm", source: nil, options: EncodingOptions(codec: .h264))
         }
         #expect(folder.contents.isEmpty)
     }

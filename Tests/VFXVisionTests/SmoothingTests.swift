@@ -70,16 +70,19 @@ final class SmoothingTests: XCTestCase {
     /// The runner analyses on its own thread, replaces a waiting frame by a newer one, and publishes each
     /// result with its frame's timestamp.
     func testRunnerTakesTheNewestFrame() throws {
-        let gate = DispatchSemaphore(value: 0)
+        let gate = DispatchSemaphore(value: 0), started = DispatchSemaphore(value: 0)
         let runner = AnalysisRunner<Int> { frame in
-            if frame.width == 8 { gate.wait() }           // the first frame holds the worker
+            if frame.width == 8 {                         // the first frame holds the worker
+                started.signal()
+                gate.wait()
+            }
             return frame.width
         }
         func frame(_ width: Int, _ time: Int64) -> VideoFrame {
             VideoFrame(format: .gray8, width: width, height: 2, timestamp: MediaTime(value: time, timescale: 30))
         }
         runner.submit(frame(8, 0))
-        Thread.sleep(forTimeInterval: 0.05)
+        started.wait()
         runner.submit(frame(9, 1))                        // waits …
         runner.submit(frame(10, 2))                       // … and is replaced by this one
         gate.signal()

@@ -98,9 +98,9 @@ public struct CubeFile: Sendable {
                 return value
             }
         }
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        // Swift reads "\r\n" as one Character, so Windows line ends must be named as separators themselves.
+        for line in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }) {
             lineNumber += 1
-            let line = rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine
             let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
             guard let first = words.first, !first.hasPrefix("#") else { continue }
             if let start = first.first, start.isNumber || start == "-" || start == "+" || start == "." {

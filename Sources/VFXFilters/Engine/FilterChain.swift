@@ -107,7 +107,8 @@ enum ChainSyntax {
         if escaped { throw FilterError.syntax(chain: text, reason: "trailing backslash") }
         filters.append(segments)
 
-        let blank = filters.allSatisfy { $0.count == 1 && string($0[0]).trimmingCharacters(in: .whitespaces).isEmpty }
+        // Only a wholly blank chain is "no filter"; a bare "," has empty names, like "sepia,".
+        let blank = filters.count == 1 && filters[0].count == 1 && string(filters[0][0]).trimmingCharacters(in: .whitespaces).isEmpty
         if blank { return [] }
         return try filters.map { segments in
             let name = string(segments[0]).trimmingCharacters(in: .whitespaces).lowercased()

@@ -195,12 +195,14 @@ public struct ParameterSpec: Sendable {
             .badValue(filter: filter, key: key, value: text, expected: expected)
         }
         switch kind {
+        // Out-of-range numbers are reported as typed ('1.50', '1e3'), not as Swift prints them.
         case .number, .angle:
-            guard let value = Double(trimmed), value.isFinite else { throw bad(kind.summary) }
-            return try validate(.number(value), filter: filter)
+            guard let value = Double(trimmed), value.isFinite,
+                  let valid = try? validate(.number(value), filter: filter) else { throw bad(kind.summary) }
+            return valid
         case .integer:
-            guard let value = Int(trimmed) else { throw bad(kind.summary) }
-            return try validate(.integer(value), filter: filter)
+            guard let value = Int(trimmed), let valid = try? validate(.integer(value), filter: filter) else { throw bad(kind.summary) }
+            return valid
         case .color:
             guard let color = FilterColor(parsing: trimmed) else { throw bad("a color like #ff8800 or red") }
             return .color(color)

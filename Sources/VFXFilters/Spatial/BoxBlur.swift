@@ -110,11 +110,11 @@ final class PlaneBoxBlur: @unchecked Sendable {
             if source.baseAddress != target.baseAddress { source.copy(to: target) }
             return
         }
-        forEachSlice(of: height, slices: slices) { _, range in
+        SliceRunner(threads: slices).forEachSlice(of: height) { range, _ in
             for y in range { self.horizontal(source, row: y) }
         }
         let strips = (samples + 15) / 16
-        forEachSlice(of: strips, slices: slices) { _, range in
+        SliceRunner(threads: slices).forEachSlice(of: strips) { range, _ in
             for strip in range { self.vertical(target, firstSample: strip * 16) }
         }
     }

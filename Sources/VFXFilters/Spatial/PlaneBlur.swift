@@ -1,4 +1,3 @@
-import Dispatch
 import VFXCore
 
 /// Where a blur puts its result: sixteen consecutive blurred samples of one row at a time.
@@ -53,19 +52,6 @@ func loadBytes(_ pointer: UnsafePointer<UInt8>, count: Int) -> SIMD16<Float> {
     var values = SIMD16<Float>()
     for lane in 0..<count { values[lane] = Float(pointer[lane]) }
     return values
-}
-
-/// Splits `count` items into at most `slices` contiguous ranges and runs `body(slice, range)` on each, in
-/// parallel when there is more than one.
-func forEachSlice(of count: Int, slices: Int, _ body: @Sendable (Int, Range<Int>) -> Void) {
-    let parts = max(1, min(slices, count))
-    if parts == 1 {
-        body(0, 0..<count)
-        return
-    }
-    DispatchQueue.concurrentPerform(iterations: parts) { part in
-        body(part, (part * count / parts)..<((part + 1) * count / parts))
-    }
 }
 
 /// A Gaussian blur of one plane at its own resolution, for any plane layout VideoFX has: one sample per
@@ -179,35 +165,35 @@ final class PlaneBlur: @unchecked Sendable {
         let blocks = (lowHeight + rowsPerBlock - 1) / rowsPerBlock
         let strips = (lowSamples + 15) / 16
         if factor == 1 {
-            forEachSlice(of: blocks, slices: slices) { slice, range in
+            SliceRunner(threads: slices).forEachSlice(of: blocks) { range, slice in
                 for block in range {
                     self.horizontal(ByteLanes(plane: source, channels: self.channels), firstRow: block * rowsPerBlock, slice: slice)
                 }
             }
-            forEachSlice(of: strips, slices: slices) { _, range in
+            SliceRunner(threads: slices).forEachSlice(of: strips) { range, _ in
                 for strip in range { self.vertical(firstSample: strip * 16, writer: writer) }
             }
             return
         }
-        forEachSlice(of: lowHeight, slices: slices) { slice, range in
+        SliceRunner(threads: slices).forEachSlice(of: lowHeight) { range, slice in
             for row in range { self.reduce(source, row: row, slice: slice) }
         }
         if !gaussian.isIdentity {
-            forEachSlice(of: blocks, slices: slices) { slice, range in
+            SliceRunner(threads: slices).forEachSlice(of: blocks) { range, slice in
                 for block in range {
                     self.horizontal(FloatLanes(scratch: self.scratch, stride: self.scratchStride, channels: self.channels),
                                     firstRow: block * rowsPerBlock, slice: slice)
                 }
             }
             let store = FloatStore(scratch: scratch, stride: scratchStride)
-            forEachSlice(of: strips, slices: slices) { _, range in
+            SliceRunner(threads: slices).forEachSlice(of: strips) { range, _ in
                 for strip in range { self.vertical(firstSample: strip * 16, writer: store) }
             }
         }
-        forEachSlice(of: lowHeight, slices: slices) { _, range in
+        SliceRunner(threads: slices).forEachSlice(of: lowHeight) { range, _ in
             for row in range { self.widen(row: row) }
         }
-        forEachSlice(of: height, slices: slices) { _, range in
+        SliceRunner(threads: slices).forEachSlice(of: height) { range, _ in
             for row in range { self.interpolate(row: row, writer: writer) }
         }
     }

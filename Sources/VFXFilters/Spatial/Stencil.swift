@@ -44,7 +44,7 @@ final class PlaneStencil: @unchecked Sendable {
     deinit { rows.deallocate() }
 
     func run<Kernel: StencilKernel & Sendable>(source: Plane, target: Plane, kernel: Kernel) {
-        forEachSlice(of: height, slices: slices) { slice, range in
+        SliceRunner(threads: slices).forEachSlice(of: height) { range, slice in
             self.runRows(range, slice: slice, source: source, target: target, kernel: kernel)
         }
     }

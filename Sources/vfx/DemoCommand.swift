@@ -19,12 +19,17 @@ enum DemoCommand {
           --threads N    threads for filters and encoders (default: every core)
         """
 
-    /// One demo run: an input, a chain, and the file it makes.
+    /// One demo run: an input, a chain, and the file it makes. `{media}` in a chain stands for the media folder;
+    /// an input made by the demo itself (the astronaut pan) is read from the output folder.
     struct Job {
         let input: String
         let output: String
         let chain: String
+        var generated = false
     }
+
+    /// The 720p clip the demo renders from astronaut.png (a slow pan and zoom), for the effects rows.
+    static let panClip = "astronaut-pan-720p.mp4"
 
     static let jobs: [Job] = [
         Job(input: "carphone_pristine.mp4", output: "carphone-sepia-vignette.mp4", chain: "sepia,vignette"),
@@ -35,6 +40,14 @@ enum DemoCommand {
         Job(input: "astronaut.png", output: "astronaut-x-ray.png", chain: "x-ray"),
         Job(input: "astronaut.png", output: "astronaut-comic.png", chain: "posterize:levels=6,sharpen"),
         Job(input: "astronaut.png", output: "astronaut-mono-blur.png", chain: "mono,gaussian-blur:radius=6"),
+        // AI effects (VFXEffects): the person kept, the background blurred or replaced; stickers and makeup on the face.
+        Job(input: "carphone_pristine.mp4", output: "carphone-background-blur.mp4", chain: "background-blur:radius=12"),
+        Job(input: "carphone_pristine.mp4", output: "carphone-background-image.mp4", chain: "background-image:file={media}/camera.png"),
+        Job(input: "carphone_pristine.mp4", output: "carphone-glasses.mp4", chain: "face-sticker:sticker=glasses"),
+        Job(input: "carphone_pristine.mp4", output: "carphone-lipstick.mp4", chain: "lipstick:color=#c0143c:amount=0.7"),
+        Job(input: panClip, output: "astronaut-pan-background-blur.mp4", chain: "background-blur:radius=20", generated: true),
+        Job(input: panClip, output: "astronaut-pan-badge.mp4", chain: "face-sticker:sticker=badge", generated: true),
+        Job(input: panClip, output: "astronaut-pan-lipstick.mp4", chain: "lipstick:amount=0.7", generated: true),
     ]
 
     /// Thumbnail height in the contact sheet.
@@ -54,21 +67,25 @@ enum DemoCommand {
         try FileManager.default.createDirectory(atPath: outputFolder, withIntermediateDirectories: true)
 
         print("VideoFX demo: \(jobs.count) chains over the sample media in \(mediaFolder)/")
-        var rows: [(before: VideoFrame, after: VideoFrame)] = []
+        let pan = (outputFolder as NSString).appendingPathComponent(panClip)
+        try writePanClip(from: (mediaFolder as NSString).appendingPathComponent("astronaut.png"), to: pan)
+        var rows: [(label: String, before: VideoFrame, after: VideoFrame)] = []
         for job in jobs {
-            let input = (mediaFolder as NSString).appendingPathComponent(job.input)
+            let input = ((job.generated ? outputFolder : mediaFolder) as NSString).appendingPathComponent(job.input)
             let output = (outputFolder as NSString).appendingPathComponent(job.output)
-            let chain = try FilterChain(parsing: job.chain)
+            let chainText = job.chain.replacingOccurrences(of: "{media}", with: mediaFolder)
+            let chain = try FilterChain(parsing: chainText)
             let outcome = try ApplyCommand.transcode(input: input, output: output, chain: chain, threads: threads, quiet: true)
             let stats = outcome.stats
             let frames = stats.framesWritten == 1 ? "1 frame " : "\(stats.framesWritten) frames"
-            print("  " + pad(job.output, 30) + pad(job.chain, 40) + pad(frames, 11) + pad("\(outcome.format.width)x\(outcome.format.height)", 10)
+            print("  " + pad(job.output, 30) + pad(chainText, 40) + pad(frames, 11) + pad("\(outcome.format.width)x\(outcome.format.height)", 10)
                   + String(format: "%7.1f fps  (filters %.2f ms/frame)", stats.framesPerSecond, stats.process.mean * 1000))
-            rows.append(try beforeAndAfter(input: input, chain: chain))
+            let pair = try beforeAndAfter(input: input, chain: chain)
+            rows.append((job.input + "  " + chainText, pair.before, pair.after))
         }
         let sheetPath = (outputFolder as NSString).appendingPathComponent("contact-sheet.png")
         try writeContactSheet(rows, to: sheetPath)
-        print("results: \(outputFolder)/ (contact sheet: \(sheetPath); each row is one chain above, before | after)")
+        print("results: \(outputFolder)/ (contact sheet: \(sheetPath); each row: its input and chain, then before | after)")
     }
 
     /// `text` padded with spaces to `width` characters (and one more space).
@@ -93,12 +110,16 @@ enum DemoCommand {
         return (before, after)
     }
 
-    /// Lays the pairs out in rows (before | after), each scaled to `thumbnailHeight`, on a dark canvas.
-    static func writeContactSheet(_ rows: [(before: VideoFrame, after: VideoFrame)], to path: String) throws {
-        let gap = 8
+    /// Lays the pairs out in rows (before | after), each scaled to `thumbnailHeight` under its label (the input
+    /// and the chain, in `LabelFont`), on a dark canvas.
+    static func writeContactSheet(_ rows: [(label: String, before: VideoFrame, after: VideoFrame)], to path: String) throws {
+        let gap = 8, scale = 2
+        let labelHeight = LabelFont.height(scale: scale) + 6
+        let rowHeight = labelHeight + thumbnailHeight + gap
         let thumbnails = try rows.map { row in (try thumbnail(row.before), try thumbnail(row.after)) }
-        let width = gap + (thumbnails.map { $0.0.width + gap + $0.1.width }.max() ?? 0) + gap
-        let height = gap + thumbnails.count * (thumbnailHeight + gap)
+        let width = gap + max(thumbnails.map { $0.0.width + gap + $0.1.width }.max() ?? 0,
+                              rows.map { LabelFont.width(of: $0.label, scale: scale) }.max() ?? 0) + gap
+        let height = gap + thumbnails.count * rowHeight
         var canvas = VideoFrame(format: .rgba, width: width, height: height)
         canvas.withMutablePlanes { planes in
             let plane = planes[0]
@@ -107,7 +128,9 @@ enum DemoCommand {
                 for x in 0..<width { row[4 * x] = 24; row[4 * x + 1] = 24; row[4 * x + 2] = 28; row[4 * x + 3] = 255 }
             }
             for (index, pair) in thumbnails.enumerated() {
-                let top = gap + index * (thumbnailHeight + gap)
+                let labelTop = gap + index * rowHeight
+                LabelFont.draw(rows[index].label, into: plane, left: gap, top: labelTop, scale: scale)
+                let top = labelTop + labelHeight
                 blit(pair.0, into: plane, left: gap, top: top)
                 blit(pair.1, into: plane, left: gap + pair.0.width + gap, top: top)
             }
@@ -130,6 +153,54 @@ enum DemoCommand {
         _ = try scaler.configure(for: FrameFormat(of: rgba))
         guard let scaled = try scaler.frames(from: rgba).first else { throw DemoError(message: "scaling a thumbnail failed") }
         return scaled.converted(to: .rgba)
+    }
+
+    /// Renders a slow pan and zoom over the picture at `source` as a 1280×720, 30 fps, 4-second clip: a 16:9
+    /// window that narrows from the picture's full width to 70 % of it while its centre drifts down and right,
+    /// resampled bilinearly (pixel centres at +0.5).
+    static func writePanClip(from source: String, to path: String) throws {
+        guard let picture = try MediaReader(path: source).nextFrame()?.converted(to: .rgba) else {
+            throw DemoError(message: "\(source): no picture")
+        }
+        let width = 1280, height = 720, frames = 120, rate = FrameRate(30)
+        let writer = try MediaWriter(path: path, frameRate: rate)
+        do {
+            let input = picture.plane(0)
+            let pw = Float(picture.width), ph = Float(picture.height)
+            for index in 0..<frames {
+                let t = Float(index) / Float(frames - 1)
+                let eased = t * t * (3 - 2 * t)
+                let windowWidth = pw * (1 - 0.3 * eased), windowHeight = windowWidth * 9 / 16
+                let centerX = pw * (0.5 + 0.05 * eased)
+                let centerY = min(max(ph * (0.3 + 0.12 * eased), windowHeight / 2), ph - windowHeight / 2)
+                let frame = VideoFrame(format: .rgba, width: width, height: height)
+                let output = frame.plane(0)
+                let step = windowWidth / Float(width)
+                let left = centerX - windowWidth / 2, top = centerY - windowHeight / 2
+                for y in 0..<height {
+                    let v = min(max(top + (Float(y) + 0.5) * step - 0.5, 0), ph - 1)
+                    let y0 = Int(v), y1 = min(y0 + 1, picture.height - 1), ty = v - Float(y0)
+                    let row0 = input.row(y0), row1 = input.row(y1), out = output.row(y)
+                    for x in 0..<width {
+                        let u = min(max(left + (Float(x) + 0.5) * step - 0.5, 0), pw - 1)
+                        let x0 = Int(u), x1 = min(x0 + 1, picture.width - 1), tx = u - Float(x0)
+                        for c in 0..<4 {
+                            let a = Float(row0[4 * x0 + c]) + (Float(row0[4 * x1 + c]) - Float(row0[4 * x0 + c])) * tx
+                            let b = Float(row1[4 * x0 + c]) + (Float(row1[4 * x1 + c]) - Float(row1[4 * x0 + c])) * tx
+                            out[4 * x + c] = UInt8(a + (b - a) * ty + 0.5)
+                        }
+                    }
+                }
+                var yuv = frame.converted(to: .i420, color: .bt709)
+                yuv.timestamp = MediaTime(value: Int64(index), timescale: 30)
+                yuv.duration = rate.frameDuration
+                try writer.write(yuv)
+            }
+            try writer.finish()
+        } catch {
+            writer.cancel()
+            throw error
+        }
     }
 
     static func blit(_ frame: VideoFrame, into plane: Plane, left: Int, top: Int) {

@@ -1,5 +1,6 @@
 import Foundation
 import VFXCore
+import VFXEffects
 import VFXMedia
 import VFXPipeline
 import VFXTemporal
@@ -45,6 +46,7 @@ enum VFX {
 
     static func main() {
         TemporalFilters.register()
+        VFXEffects.register()
         var arguments = Arguments(Array(CommandLine.arguments.dropFirst()))
         guard let name = arguments.next() else {
             Terminal.error(usage)

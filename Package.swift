@@ -54,7 +54,7 @@ let package = Package(
         .target(name: "VFXTemporal", dependencies: ["VFXCore", "VFXPipeline", "VFXFilters"], swiftSettings: kernels),
         .target(name: "CVFXCPU"),
         .target(name: "VFXNeuralKernels", dependencies: ["VFXCore"], swiftSettings: kernels),
-        .target(name: "VFXNeuralAVX512", dependencies: ["VFXNeuralKernels"], swiftSettings: avx512Kernels),
+        .target(name: "VFXNeuralAVX512", dependencies: ["VFXCore", "VFXNeuralKernels"], swiftSettings: avx512Kernels),
         .target(name: "VFXNeural", dependencies: ["VFXCore", "VFXNeuralKernels", "VFXNeuralAVX512", "CVFXCPU"],
                 swiftSettings: common),
         .target(name: "VFXVision", dependencies: ["VFXCore", "VFXPipeline", "VFXNeural"], swiftSettings: kernels),

@@ -112,3 +112,65 @@ public func loadBytes(_ pointer: UnsafePointer<UInt8>, count: Int) -> SIMD16<Flo
     for lane in 0..<count { values[lane] = Float(pointer[lane]) }
     return values
 }
+
+extension SIMD8 where Scalar == Float {
+    /// Each lane clamped to `lower…upper` (as compare-and-blend; also the neural kernels' fused activations).
+    @_transparent public func clamped(_ lower: Float, _ upper: Float) -> SIMD8<Float> {
+        replacing(with: lower, where: self .< lower).replacing(with: upper, where: self .> upper)
+    }
+}
+
+extension SIMD16 where Scalar == Float {
+    /// Each lane clamped to `lower…upper` (as compare-and-blend; also the neural kernels' fused activations).
+    @_transparent public func clamped(_ lower: Float, _ upper: Float) -> SIMD16<Float> {
+        replacing(with: lower, where: self .< lower).replacing(with: upper, where: self .> upper)
+    }
+}
+
+extension UnsafeMutablePointer where Pointee == UInt8 {
+    /// Stores 8 bytes here (any alignment).
+    @inlinable @inline(__always) public func store(_ bytes: SIMD8<UInt8>) {
+        UnsafeMutableRawPointer(self).storeBytes(of: bytes, as: SIMD8<UInt8>.self)
+    }
+
+    /// Stores 16 bytes here (any alignment).
+    @inlinable @inline(__always) public func store(_ bytes: SIMD16<UInt8>) {
+        UnsafeMutableRawPointer(self).storeBytes(of: bytes, as: SIMD16<UInt8>.self)
+    }
+}
+
+/// Bytes widened to 16 bits.
+@inlinable @inline(__always) public func widened(_ v: SIMD8<UInt8>) -> SIMD8<UInt16> {
+    var r = SIMD8<UInt16>()
+    for lane in 0..<8 { r[lane] = UInt16(v[lane]) }
+    return r
+}
+
+@inlinable @inline(__always) public func widened(_ v: SIMD16<UInt8>) -> SIMD16<UInt16> {
+    var r = SIMD16<UInt16>()
+    for lane in 0..<16 { r[lane] = UInt16(v[lane]) }
+    return r
+}
+
+/// Bytes widened to 32-bit integers.
+@inlinable @inline(__always) public func widenedInt32(_ v: SIMD8<UInt8>) -> SIMD8<Int32> {
+    var r = SIMD8<Int32>()
+    for lane in 0..<8 { r[lane] = Int32(v[lane]) }
+    return r
+}
+
+/// 16-bit values (at most 255) narrowed to bytes.
+@inlinable @inline(__always) public func narrowed(_ v: SIMD8<UInt16>) -> SIMD8<UInt8> {
+    var r = SIMD8<UInt8>()
+    for lane in 0..<8 { r[lane] = UInt8(truncatingIfNeeded: v[lane]) }
+    return r
+}
+
+/// |a − b| of bytes, lane by lane (as compare-and-blend).
+@inlinable @inline(__always) public func absoluteDifference(_ a: SIMD8<UInt8>, _ b: SIMD8<UInt8>) -> SIMD8<UInt8> {
+    (a &- b).replacing(with: b &- a, where: a .< b)
+}
+
+@inlinable @inline(__always) public func absoluteDifference(_ a: SIMD16<UInt8>, _ b: SIMD16<UInt8>) -> SIMD16<UInt8> {
+    (a &- b).replacing(with: b &- a, where: a .< b)
+}

@@ -1,3 +1,4 @@
+import VFXCore
 import VFXNeuralKernels
 
 /// The generic kernels of `VFXNeuralKernels` specialized in this module, which is compiled for

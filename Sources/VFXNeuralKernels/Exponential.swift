@@ -1,3 +1,4 @@
+import VFXCore
 /// e^x for 16 lanes at once (for LOGISTIC), to about 3e-7 relative error for |x| ≤ 86; inputs are
 /// clamped to [-87, 88], the range where the result is a normal float.
 ///

@@ -20,11 +20,7 @@ public protocol FloatVector: SIMD where Scalar == Float {
 }
 
 extension SIMD16: FloatVector where Scalar == Float {
-    @_transparent
-    public func clamped(_ lower: Float, _ upper: Float) -> Self {
-        replacing(with: lower, where: self .< lower).replacing(with: upper, where: self .> upper)
-    }
-
+    // `clamped` is VFXCore's (SIMDBytes.swift).
     @_transparent
     public func lanewiseMaximum(_ other: Self) -> Self { replacing(with: other, where: other .> self) }
 
@@ -33,11 +29,7 @@ extension SIMD16: FloatVector where Scalar == Float {
 }
 
 extension SIMD8: FloatVector where Scalar == Float {
-    @_transparent
-    public func clamped(_ lower: Float, _ upper: Float) -> Self {
-        replacing(with: lower, where: self .< lower).replacing(with: upper, where: self .> upper)
-    }
-
+    // `clamped` is VFXCore's (SIMDBytes.swift).
     @_transparent
     public func lanewiseMaximum(_ other: Self) -> Self { replacing(with: other, where: other .> self) }
 

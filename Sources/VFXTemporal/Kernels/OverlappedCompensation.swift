@@ -102,7 +102,7 @@ public final class OverlappedCompensation {
             while x + 8 <= width {
                 let total = UnsafeRawPointer(w + x).loadUnaligned(as: SIMD8<Float>.self)
                 let value = UnsafeRawPointer(s + x).loadUnaligned(as: SIMD8<Float>.self) / total.clamped(1e-6, .infinity)
-                (o + x).store(roundedBytes(value))
+                (o + x).store(roundedBytes(value.clamped(0, 255)))
                 x += 8
             }
             while x < width {

@@ -76,8 +76,8 @@ public struct TemporalBlend: Sendable {
                 for lane in 0..<8 { sum[lane] = Float(total[lane]) }
                 let confidence = ((start - sum) * slope).clamped(0, 1)
                 let weight = confidence * n / (n + 1)
-                (o + at).store(roundedBytes(cur + weight * (pred - cur)))
-                (nh + at).store(roundedBytes((confidence * n + 1).clamped(0, maximumHistory) * 16))
+                (o + at).store(roundedBytes((cur + weight * (pred - cur)).clamped(0, 255)))
+                (nh + at).store(roundedBytes(((confidence * n + 1).clamped(0, maximumHistory) * 16).clamped(0, 255)))
                 x = at + 8
             }
         }

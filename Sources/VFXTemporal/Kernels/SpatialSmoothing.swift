@@ -78,7 +78,7 @@ public struct SpatialSmoothing: Sendable {
                 let t = SIMD8<Float>(bytesAt: s + at), d = g - t
                 let n = SIMD8<Float>(bytesAt: h + at).clamped(1, 255)
                 let r2 = scale / n
-                (o + at).store(roundedBytes(t + r2 / (r2 + d * d) * d))
+                (o + at).store(roundedBytes((t + r2 / (r2 + d * d) * d).clamped(0, 255)))
                 x = at + 8
             }
         }

@@ -1,5 +1,6 @@
 import CFFmpeg
 import Foundation
+import VFXFilters
 
 /// Bad command-line usage: printed as `vfx: error: …`, exit status 2.
 struct UsageError: Error, CustomStringConvertible {
@@ -186,29 +187,9 @@ enum Suggestions {
     /// The names within a third of the typed length (at least 1, at most 3 edits) of `typed`, closest first.
     static func closest(to typed: String, in names: some Collection<String>) -> [String] {
         let limit = min(3, max(1, typed.count / 3))
-        let scored = names.map { ($0, distance(typed.lowercased(), $0.lowercased())) }.filter { $0.1 <= limit }
+        let scored = names.map { ($0, NameSuggestions.distance(typed.lowercased(), $0.lowercased())) }.filter { $0.1 <= limit }
         guard let best = scored.map(\.1).min() else { return [] }
         return scored.filter { $0.1 == best }.map(\.0).sorted()
-    }
-
-    /// Edit distance counting insertions, deletions, substitutions and swaps of neighbours as one edit
-    /// each (the optimal-string-alignment form of Damerau–Levenshtein): "--fsp" is one edit from "--fps".
-    static func distance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
-        guard !a.isEmpty, !b.isEmpty else { return max(a.count, b.count) }
-        var table = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
-        for i in 0...a.count { table[i][0] = i }
-        for j in 0...b.count { table[0][j] = j }
-        for i in 1...a.count {
-            for j in 1...b.count {
-                let cost = a[i - 1] == b[j - 1] ? 0 : 1
-                table[i][j] = min(table[i - 1][j] + 1, table[i][j - 1] + 1, table[i - 1][j - 1] + cost)
-                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
-                    table[i][j] = min(table[i][j], table[i - 2][j - 2] + 1)
-                }
-            }
-        }
-        return table[a.count][b.count]
     }
 }
 

@@ -59,24 +59,7 @@ public enum AudioFilterRegistry {
 
     /// Up to three names close to `name`, for "did you mean".
     static func suggestions(for name: String) -> [String] {
-        let lower = name.lowercased()
-        return all.map(\.name).filter { candidate in
-            candidate.hasPrefix(lower) || lower.hasPrefix(candidate) || editDistance(candidate, lower) <= 2
-        }.prefix(3).map { $0 }
-    }
-
-    private static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
-        if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
-        var previous = Array(0...b.count)
-        for i in 1...a.count {
-            var current = [i] + Array(repeating: 0, count: b.count)
-            for j in 1...b.count {
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-            }
-            previous = current
-        }
-        return previous[b.count]
+        NameSuggestions.near(name, in: all.map(\.name))
     }
 }
 

@@ -314,3 +314,74 @@ final class BackgroundProcessor: VideoProcessor {
 
     func release() { masks.reset() }
 }
+
+extension VFXEffects {
+    /// The background effects: the filters that composite through the person mask.
+    static let personMaskFilters: Set<String> = Set([FilterSpec.backgroundBlur, .backgroundImage, .backgroundVideo,
+                                                     .backgroundColor].map(\.name))
+
+    /// The mask quality the first background effect of `chain` asks for (`fast`, `balanced`, `accurate`), or nil
+    /// when no filter of `chain` uses the person mask.
+    public static func personMaskQuality(in chain: FilterChain) -> String? {
+        guard let filter = chain.filters.first(where: { personMaskFilters.contains($0.name) }) else { return nil }
+        return (try? filter.arguments().text("quality")) ?? BackgroundQuality.balanced.rawValue
+    }
+
+    /// For a live run: a stage to put before the background effects that segments the person beside the
+    /// chain (`PersonMaskAnalysis`), with the model `quality` picks.
+    ///
+    /// ```swift
+    /// let masks = try VFXEffects.makePersonMaskAnalysis(quality: "balanced")
+    /// let stages = ProcessorChain([masks, FilterChain(parsing: "background-blur").makeProcessor(threads: 1)])
+    /// ```
+    public static func makePersonMaskAnalysis(quality: String) throws -> PersonMaskAnalysis {
+        PersonMaskAnalysis(masks: try MaskSource(quality: BackgroundQuality(rawValue: quality) ?? .balanced))
+    }
+}
+
+/// A live stage that hands each frame to the person segmenter on a thread of its own (an `AnalysisRunner`)
+/// and attaches the newest mask to the frame (`frame.attachments[PersonMask.self]`), which the background
+/// effects after it read instead of segmenting themselves: the chain's thread only blurs and composites, the
+/// segmentation runs beside it on the newest frame, and the mask may be a frame or two old. Only the first
+/// frame waits for its mask. `configure` runs the model once on a blank frame of the new format (then forgets
+/// it), so the first real frames do not pay for first-run allocations.
+///
+/// ```swift
+/// let masks = try VFXEffects.makePersonMaskAnalysis(quality: "balanced")
+/// _ = try masks.configure(for: format)
+/// try masks.process(frame) { blurStage.process($0, emit: send) }
+/// ```
+public final class PersonMaskAnalysis: FrameProcessor {
+    private let masks: MaskSource
+    private var runner: AnalysisRunner<PersonMask>?
+
+    init(masks: MaskSource) { self.masks = masks }
+
+    public func configure(for input: FrameFormat) throws -> FrameFormat {
+        runner?.stop()
+        runner = nil
+        _ = masks.segmenter.segment(VideoFrame(format: input.pixelFormat, width: input.width, height: input.height))
+        masks.reset()
+        let masks = self.masks
+        // From here on only the runner's thread uses `masks`.
+        runner = AnalysisRunner<PersonMask> { masks.segmenter.segment($0) }
+        return input
+    }
+
+    public func process(_ frame: consuming VideoFrame, emit: FrameEmitter) throws {
+        var frame = frame
+        if let runner {
+            runner.submit(frame)
+            if runner.results.latest == nil { runner.waitUntilIdle() }
+            if let latest = runner.results.latest { frame.attachments[PersonMask.self] = latest.value }
+        }
+        try emit(frame)
+    }
+
+    public func flush(emit: FrameEmitter) throws {}
+
+    public func release() {
+        runner?.stop()
+        runner = nil
+    }
+}

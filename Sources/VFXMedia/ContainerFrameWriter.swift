@@ -74,9 +74,10 @@ final class ContainerFrameWriter: FrameWriting {
     ///   - frameRate: the nominal rate (the time base when frames carry no timestamps).
     ///   - sourcePixelFormat: the source's pixel format, kept when the encoder takes it and `options` names none.
     ///   - colorTags: the source's tags, written where the frames keep its matrix (see `encoderColor`).
+    ///   - extraSettings: encoder options (FFmpeg's names) set on top of `options` (a live stream's low-latency ones).
     init(url: String, name: String, recipe: Recipe, options: EncodingOptions, frameRate: FrameRate?, tracks sources: [SourceTrack],
          sourcePixelFormat: String = "yuv420p", colorTags: ColorTags = .unspecified,
-         sampleAspectRatio: SampleAspectRatio = .square) throws {
+         sampleAspectRatio: SampleAspectRatio = .square, extraSettings: [(String, String)] = []) throws {
         FFmpegLog.configure()
         self.name = name
         self.recipe = recipe
@@ -113,7 +114,9 @@ final class ContainerFrameWriter: FrameWriting {
                                                      supported: supported.map(\.rawValue))
             }
             pixelFormat = try ContainerFrameWriter.checkedPixelFormat(options.pixelFormat, encoder: encoder, name: name)
-            (settings, bitrate) = try ContainerFrameWriter.settings(options, encoder: encoder, name: name)
+            let (chosen, rate) = try ContainerFrameWriter.settings(options, encoder: encoder, name: name)
+            settings = chosen.filter { setting in !extraSettings.contains { $0.0 == setting.0 } } + extraSettings
+            bitrate = rate
             var planned: [OutputTrack] = []
             var outcomes: [TrackOutcome] = []
             for source in sources {

@@ -16,10 +16,11 @@ public final class NullSink: FrameSink {
     public func cancel() {}
 }
 
-/// A live stream to a server: H.264 with low-latency settings (libx264 `ultrafast`, which has no B-frames and
-/// no look-ahead, on one encoder thread, so each frame is sent as soon as it is encoded) in MPEG-TS for
-/// `udp://` and `srt://`, in FLV for `rtmp://`. The connection opens with the first frame; a server that goes
-/// away makes `write` throw.
+/// A live stream to a server: H.264 with low-latency settings in MPEG-TS for `udp://` and `srt://`, in FLV for
+/// `rtmp://`: libx264 `ultrafast` with the `zerolatency` tune (no look-ahead, no frame threads: each frame is
+/// sent as soon as it is encoded), no B-frames, one encoder thread, and a keyframe every second, so a viewer who
+/// joins or loses packets has a picture again within a second. The connection opens with the first frame; a
+/// server that goes away makes `write` throw.
 ///
 /// ```swift
 /// let stream = try StreamSink(url: "srt://127.0.0.1:9000", frameRate: FrameRate(30))
@@ -32,7 +33,12 @@ public final class StreamSink: FrameSink {
 
     static let flv = ContainerFrameWriter.Recipe(muxer: "flv", defaultCodec: .h264, audioEncoders: ["aac"], subtitleEncoder: nil)
 
-    public init(url: String, frameRate: FrameRate?) throws {
+    public convenience init(url: String, frameRate: FrameRate?) throws {
+        try self.init(url: url, frameRate: frameRate, tracks: [])
+    }
+
+    /// `tracks`: tracks fed while the video is written (a live run's audio, `LiveAudioTrack`).
+    init(url: String, frameRate: FrameRate?, tracks: [SourceTrack]) throws {
         FFmpegLog.configure()
         avformat_network_init()
         let scheme = url.split(separator: ":").first.map { $0.lowercased() } ?? ""
@@ -43,9 +49,16 @@ public final class StreamSink: FrameSink {
         default: throw MediaError.unsupportedInput(path: url, reason: "stream scheme '\(scheme)' (udp, srt, rtmp)")
         }
         self.url = url
+        let rate = frameRate ?? FrameRate(30)
         writer = try ContainerFrameWriter(url: url, name: url, recipe: recipe,
                                           options: EncodingOptions(codec: .h264, preset: "ultrafast", threads: 1),
-                                          frameRate: frameRate ?? FrameRate(30), tracks: [])
+                                          frameRate: rate, tracks: tracks, extraSettings: StreamSink.lowLatency(rate))
+    }
+
+    /// libx264's low-latency options: the `zerolatency` tune, no B-frames, a keyframe every second (`g`).
+    static func lowLatency(_ rate: FrameRate) -> [(String, String)] {
+        let perSecond = max(1, Int(rate.framesPerSecond.rounded()))
+        return [("tune", "zerolatency"), ("bf", "0"), ("g", String(perSecond))]
     }
 
     public func write(_ frame: consuming VideoFrame) throws {

@@ -113,8 +113,9 @@ public final class MediaWriter: FrameSink {
         try self.init(path: path, frameRate: frameRate, source: source, options: EncodingOptions(threads: threads))
     }
 
-    private init(path: String, frameRate nominalRate: FrameRate?, source: MediaReader?, options: EncodingOptions,
-                 filteredAudio: FilteredAudio? = nil) throws {
+    /// `liveTracks`: tracks fed while the video is written (a live run's audio, `LiveAudioTrack`).
+    init(path: String, frameRate nominalRate: FrameRate?, source: MediaReader?, options: EncodingOptions,
+         filteredAudio: FilteredAudio? = nil, liveTracks: [SourceTrack] = []) throws {
         self.path = path
         rateConverter = options.frameRate.map { FrameRateConverter(rate: $0) }
         frameLimit = options.frameLimit ?? .max
@@ -157,7 +158,7 @@ public final class MediaWriter: FrameSink {
             }
             let container = try ContainerFrameWriter(
                 url: "file:" + temporary, name: path, recipe: recipe, options: options, frameRate: frameRate,
-                tracks: FilteredAudio.tracks(source?.attachTracks() ?? [], replacedBy: filteredAudio), sourcePixelFormat: source?.sourcePixelFormat ?? "yuv420p",
+                tracks: FilteredAudio.tracks(source?.attachTracks() ?? [], replacedBy: filteredAudio) + liveTracks, sourcePixelFormat: source?.sourcePixelFormat ?? "yuv420p",
                 colorTags: source?.colorTags ?? .unspecified,
                 sampleAspectRatio: options.sampleAspectRatio ?? source?.sampleAspectRatio ?? .square)
             writer = container

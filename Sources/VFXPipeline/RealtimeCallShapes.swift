@@ -5,8 +5,9 @@ import VFXCore
 // - a closure filter with an identity, like Stream's `VideoFilter(id:name:filter:)`: `VideoFilter`;
 // - a processor that returns the frame or nil to drop it, like LiveKit's: `VideoProcessor` (VideoProcessor.swift);
 // - an in-place I420 pre-processor on planes with strides, like Zoom's raw-data one: `InPlaceProcessor`;
-// - a session whose filters can be set from any thread: `CallSession`.
-// The audio filter shape (Stream's `AudioFilter`) belongs to VFXAudio: see `CallSession.setAudioFilter`'s place below.
+// - an audio filter with an initialize → process → release lifecycle, like Stream's: `AudioFilter` (AudioFilter.swift;
+//   VFXAudio's chains are ones);
+// - a session whose video and audio filters can be set from any thread: `CallSession`.
 
 /// A video effect with an identity: a closure from the original frame to the frame to send. Two filters are
 /// the same filter when their ids match.
@@ -58,20 +59,28 @@ public struct VideoFilter: Sendable, Identifiable, Hashable {
     public func hash(into hasher: inout Hasher) { hasher.combine(id) }
 }
 
-/// The video side of a call: the capture callback passes each frame through `process`, and the UI may call
-/// `setVideoFilter` from any thread; the change applies from the next frame, with no frame stalled by
-/// compiling (a stage filter is configured on the thread that sets it once the frame format is known).
+/// The video and audio sides of a call: the capture callback passes each frame through `process` and the
+/// audio callback each buffer through `processAudio`, and the UI may call `setVideoFilter` and
+/// `setAudioFilter` from any thread; a change applies from the next frame or buffer, with neither stalled by
+/// compiling or allocating (a stage filter is configured, an audio filter initialized, on the thread that sets
+/// it once the format is known; a replaced audio filter is released on the next setter's thread, not the
+/// audio thread).
 ///
 /// ```swift
 /// let session = CallSession()
 /// session.setVideoFilter(darken)                            // any thread
 /// if let out = try session.process(cameraFrame) { send(out) } // the capture thread
 /// session.setVideoFilter(nil)                               // frames pass unchanged from the next one
+/// session.setAudioFilter(try AudioChain(parsing: "noise-suppression").makeFilter())
+/// try session.processAudio(microphoneBuffer)                // the audio thread, in place
 /// ```
 public final class CallSession: @unchecked Sendable {
-    // Sendable: `requested`, `pending` and `format` are read and written only under `lock`; `active` and
-    // `activeStage` are used only by the thread that calls `process` (one at a time, as for any stage); a
-    // stage made by `setVideoFilter` is handed to that thread under the lock and not touched by the setter again.
+    // Sendable: `requested`, `pending`, `format`, and on the audio side `audioRequested`, `audioPending`,
+    // `audioFormat`, `audioTicket` and `retired`, are read and written only under `lock`; `active`,
+    // `activeStage`, `activeFormat`, `activeAudio` and `activeAudioFormat` are used only by the thread that calls
+    // `process` (or `processAudio`), one at a time, as for any stage; a stage or audio filter made by a setter
+    // is handed to that thread under the lock and not touched by the setter again, and one the audio thread
+    // replaced comes back through `retired` under the lock, to be released by a setter.
     private let lock = NSLock()
     private var requested: VideoFilter?
     private var pending: Change?
@@ -115,8 +124,89 @@ public final class CallSession: @unchecked Sendable {
         lock.unlock()
     }
 
-    // The audio side, Stream's `setAudioFilter(_:)`, takes VFXAudio's `AudioFilter` (another module of the
-    // package, built separately); it is added here once that module is part of the build.
+    private var audioRequested: (any AudioFilter)?
+    private var audioPending: AudioChange?
+    private var audioFormat: AudioFormat?
+    private var audioTicket = 0
+    private var retired: [any AudioFilter] = []
+    private var activeAudio: (any AudioFilter)?
+    private var activeAudioFormat: AudioFormat?
+
+    private struct AudioFormat: Equatable {
+        let rate: Int
+        let channels: Int
+    }
+
+    private struct AudioChange {
+        let filter: (any AudioFilter)?
+        let initializedFor: AudioFormat?
+    }
+
+    /// The audio filter set last (applied from the next buffer).
+    public var audioFilter: (any AudioFilter)? {
+        lock.lock()
+        defer { lock.unlock() }
+        return audioRequested
+    }
+
+    /// Sets the audio filter (nil: none), like Stream's `setAudioFilter(_:)`. Any thread; applies from the next
+    /// buffer. Once the session has seen a buffer, the filter is initialized here for its rate and channels, so
+    /// the audio thread only swaps it in; filters replaced since the last call are released here too.
+    public func setAudioFilter(_ filter: (any AudioFilter)?) {
+        lock.lock()
+        let known = audioFormat
+        audioTicket += 1
+        let ticket = audioTicket
+        audioRequested = filter
+        lock.unlock()
+        var ready: AudioFormat?
+        if let filter, let known, filter.sampleRate(near: known.rate) == known.rate,
+           (try? filter.initialize(sampleRate: known.rate, channels: known.channels)) != nil {
+            ready = known
+        }
+        lock.lock()
+        var done = retired
+        retired = []
+        if ticket == audioTicket {
+            if let superseded = audioPending?.filter { done.append(superseded) }
+            audioPending = AudioChange(filter: filter, initializedFor: ready)
+        } else if let filter {
+            done.append(filter)   // a later call won meanwhile
+        }
+        lock.unlock()
+        for old in done { old.release() }
+    }
+
+    /// Runs the current audio filter on `buffer`, in place (the audio thread); unchanged without one. The
+    /// buffers must come at a rate the filter takes (`AudioFilter.sampleRate(near:)`), else this throws
+    /// `CallSessionError.audioRate`. A filter set before the first buffer is initialized here, once.
+    public func processAudio(_ buffer: AudioBuffer) throws {
+        let format = AudioFormat(rate: buffer.sampleRate, channels: buffer.channelCount)
+        lock.lock()
+        audioFormat = format
+        let change = audioPending
+        audioPending = nil
+        if change != nil, let replaced = activeAudio { retired.append(replaced) }
+        lock.unlock()
+        if let change {
+            activeAudio = change.filter
+            activeAudioFormat = change.initializedFor
+        }
+        guard let filter = activeAudio else { return }
+        if activeAudioFormat != format {
+            let wanted = filter.sampleRate(near: format.rate)
+            guard wanted == format.rate else { throw CallSessionError.audioRate(filter: filter.id, wants: wanted, got: format.rate) }
+            try filter.initialize(sampleRate: format.rate, channels: format.channels)
+            activeAudioFormat = format
+        }
+        filter.process(buffer)
+    }
+
+    deinit {
+        activeAudio?.release()
+        audioPending?.filter?.release()
+        for old in retired { old.release() }
+    }
 
     /// Runs the current filter on `frame` (the capture thread). nil when a stage drops the frame; a stage that
     /// emits several frames for one (a temporal effect) passes on the last.
@@ -146,6 +236,19 @@ public final class CallSession: @unchecked Sendable {
             var last: VideoFrame?
             try stage.process(frame) { last = $0 }
             return last
+        }
+    }
+}
+
+/// Misuse of a `CallSession`. Each description is one line.
+public enum CallSessionError: Error, Equatable, CustomStringConvertible {
+    /// The audio comes at a rate the filter does not run at.
+    case audioRate(filter: String, wants: Int, got: Int)
+
+    public var description: String {
+        switch self {
+        case .audioRate(let filter, let wants, let got):
+            "the audio filter \(filter) runs at \(wants) Hz, the buffers come at \(got) Hz: resample them first"
         }
     }
 }

@@ -7,7 +7,8 @@ import VFXCore
 /// bounded by about one frame. The frame budget is the source's frame period (`budgetSeconds`).
 ///
 /// Three threads: capture (reads and paces the source), the frame thread (the caller of `run`, which
-/// processes), and the sink thread (encodes and writes). `RealtimeStatistics` keeps per-stage timings
+/// processes), and the sink thread (encodes and writes), plus one for the audio (`setAudio`) and one per
+/// analysis (`addAnalysis`); `options.priority` may run the first four ahead of other work. `RealtimeStatistics` keeps per-stage timings
 /// (p50/p95/p99), the end-to-end latency from capture to the moment a frame is handed to the sink, fps in
 /// and out, and drops. At the end of the source (or after `stop()`) the processor is flushed and the sink
 /// finished, so a file sink is complete. Faults end the run with a `RealtimeError` (or the source's or
@@ -42,6 +43,8 @@ public final class RealtimeRunner: @unchecked Sendable {
     private var outputSequence = 0
     private var formats: (input: FrameFormat, output: FrameFormat)?
     private var analyses: [AnalysisWorker] = []
+    private var audio: AudioWorker?
+    private var raisedPriority = false
 
     public init(source: any FrameSource, processor: (any FrameProcessor)?, options: RealtimeOptions = RealtimeOptions()) {
         self.source = source
@@ -70,6 +73,14 @@ public final class RealtimeRunner: @unchecked Sendable {
         return output
     }
 
+    /// Whether `options.priority` took effect for the run's threads (false for `.raised` where the system refused);
+    /// known once `run` has started.
+    public var priorityTookEffect: Bool {
+        control.lock()
+        defer { control.unlock() }
+        return raisedPriority
+    }
+
     /// The statistics so far (any thread).
     public var snapshot: RealtimeStatistics { monitor.statistics(budget: budgetSeconds) }
 
@@ -86,6 +97,21 @@ public final class RealtimeRunner: @unchecked Sendable {
         analyses.append(AnalysisWorker(name: name, stage: monitor.addStage(name), monitor: monitor, analyze: analyze))
     }
 
+    /// Adds the source's audio: it goes through its own filter chain (inside `audio`) on a thread of its own,
+    /// kept in step with the video: after each captured frame it is advanced to that frame's end (its media
+    /// time), so the sink, which muxes both by timestamp, gets the audio for a frame about when it gets the
+    /// frame. At the end of the run it is finished (the rest up to the video's end, its filter flushed) before
+    /// the sink is; after a fault it is cancelled. Its timings appear as the stage "audio". Call before `run`.
+    ///
+    /// ```swift
+    /// runner.setAudio(try LiveAudioTrack(path: "talk.mp4", filter: chain.makeFilter(), for: "out.mp4"))
+    /// ```
+    public func setAudio(_ audio: any RealtimeAudio) {
+        let worker = AudioWorker(audio: audio, stage: monitor.addStage("audio"), monitor: monitor)
+        worker.onFailure = { [weak self] in self?.stop() }
+        self.audio = worker
+    }
+
     /// Asks the run to end as at the end of the source: flush, finish the sink, return. Any thread.
     public func stop() {
         control.lock()
@@ -98,7 +124,8 @@ public final class RealtimeRunner: @unchecked Sendable {
     /// Replaces the processor while frames flow. `next` is configured here, on the calling thread (so the
     /// frame thread never stalls on compiling), for the run's input format, and must emit the same size and
     /// pixel format as the current one. The frame thread swaps it in at the next frame boundary after
-    /// flushing the old processor into the sink. Returns the number (from 0) of the first output frame that
+    /// flushing the old processor into the sink (a `KeyedStageChain` keeps the stages that did not change, with
+    /// their state, and flushes only the others). Returns the number (from 0) of the first output frame that
     /// `next` emits. Changes from several threads are applied one at a time, in the order they arrive.
     @discardableResult
     public func replaceProcessor(_ next: any FrameProcessor) throws -> Int {
@@ -149,13 +176,24 @@ public final class RealtimeRunner: @unchecked Sendable {
         let outbox = BoundedQueue<VideoFrame>(capacity: 2)
         let sinkWorker = SinkWorker(sink: sink, reopen: reopenSink, monitor: monitor, notice: notice)
         let sinkDone = DispatchSemaphore(value: 0)
+        let priority = options.priority
+        let callerNice = RealtimePriority.currentNice
+        let applied = priority.apply()
+        control.lock()
+        raisedPriority = applied
+        control.unlock()
+        defer { if priority == .raised { RealtimePriority.restore(to: callerNice) } }
         let sinkThread = Thread {
+            priority.apply()
             sinkWorker.drain(outbox)
             sinkDone.signal()
         }
         sinkThread.name = "vfx.live.sink"
-        let capture = CaptureWorker(source: source, inbox: inbox, monitor: monitor, pacing: options.pacing)
-        let captureThread = Thread { capture.run() }
+        let capture = CaptureWorker(source: source, inbox: inbox, monitor: monitor, pacing: options.pacing, audio: audio)
+        let captureThread = Thread {
+            priority.apply()
+            capture.run()
+        }
         captureThread.name = "vfx.live.capture"
         // The watchdog: a sink stuck in a write also blocks the frame thread once the queue is full.
         let finished = CancellationFlag()
@@ -175,6 +213,7 @@ public final class RealtimeRunner: @unchecked Sendable {
         captureThread.start()
         watchdog.start()
         for analysis in analyses { analysis.start() }
+        audio?.start(priority: priority)
 
         var failure: (any Error)?
         do {
@@ -203,6 +242,8 @@ public final class RealtimeRunner: @unchecked Sendable {
             }
         }
         if let error = sinkWorker.error { failure = SinkFault(underlying: error) }
+        if failure == nil, let audio, let audioError = audio.finish() { failure = audioError }
+        if failure != nil { audio?.cancel() }
         processor?.release()
         control.lock()
         pending?.release()
@@ -273,7 +314,8 @@ public final class RealtimeRunner: @unchecked Sendable {
         return stopRequested
     }
 
-    /// Swaps in a processor handed over by `replaceProcessor`, after flushing the old one.
+    /// Swaps in a processor handed over by `replaceProcessor`, after flushing the old one (or, for a
+    /// `StageHandover`, the stages of it that the new one does not keep).
     private func installPending(emit: FrameEmitter) throws {
         control.lock()
         let next = pending
@@ -281,8 +323,12 @@ public final class RealtimeRunner: @unchecked Sendable {
         pending = nil
         control.unlock()
         guard let next else { return }
-        try processor?.flush(emit: emit)
-        processor?.release()
+        if let current = processor as? any StageHandover {
+            try current.retire(replacedBy: next, emit: emit)
+        } else {
+            try processor?.flush(emit: emit)
+            processor?.release()
+        }
         processor = next
         control.lock()
         installedFrame[ticket] = outputSequence
@@ -313,14 +359,17 @@ public struct RealtimeOptions: Sendable {
     public var sinkStallTimeout: Double
     /// Seconds between reports.
     public var reportInterval: Double
+    /// The scheduling priority of the run's threads (capture, the frame thread, the sink, the audio).
+    public var priority: RealtimePriority
 
     public init(pacing: RealtimePacing = .arrival, frameRate: FrameRate? = nil, sourceStallTimeout: Double = 1,
-                sinkStallTimeout: Double = 1, reportInterval: Double = 1) {
+                sinkStallTimeout: Double = 1, reportInterval: Double = 1, priority: RealtimePriority = .normal) {
         self.pacing = pacing
         self.frameRate = frameRate
         self.sourceStallTimeout = sourceStallTimeout
         self.sinkStallTimeout = sinkStallTimeout
         self.reportInterval = reportInterval
+        self.priority = priority
     }
 }
 
@@ -462,9 +511,124 @@ private final class AnalysisWorker: @unchecked Sendable {
     }
 }
 
+/// The source's audio in a live run: read, filtered through its own chain and handed to the sink (which muxes
+/// it with the video by timestamp) up to a media time the runner gives, on the runner's audio thread.
+/// `VFXMedia`'s `LiveAudioTrack` is one: a file's audio track into a file or stream sink.
+public protocol RealtimeAudio: AnyObject {
+    /// Reads, filters and hands on the audio up to media time `seconds` (on the video's timeline). Returns
+    /// false once the audio has ended.
+    func advance(to seconds: Double) throws -> Bool
+    /// Hands on the rest up to `seconds` (the end of the video; nil: to the audio's end), flushes the filter's
+    /// delay and ends the stream, before the sink is finished.
+    func finish(at seconds: Double?) throws
+    /// Ends the stream after a fault, keeping what was handed on.
+    func cancel()
+}
+
+/// The audio thread: advances the audio to the newest captured frame's end, records its time.
+final class AudioWorker: @unchecked Sendable {
+    // Sendable: `target`, `stopping`, `ended`, `failure` and `finishedThread` are only touched under
+    // `condition`; `audio` is used by the audio thread until it has ended (`finish` waits for that), then
+    // by the frame thread.
+    private let audio: any RealtimeAudio
+    private let stage: Int
+    private let monitor: RealtimeMonitor
+    private let condition = NSCondition()
+    private var target: Double?
+    private var reached: Double?
+    private var stopping = false
+    private var ended = false
+    private var finishedThread = false
+    private var failure: (any Error)?
+    /// Called once when the audio fails (the runner stops).
+    var onFailure: (@Sendable () -> Void)?
+
+    init(audio: any RealtimeAudio, stage: Int, monitor: RealtimeMonitor) {
+        self.audio = audio
+        self.stage = stage
+        self.monitor = monitor
+    }
+
+    /// The capture thread: the video has reached media time `seconds`.
+    func advance(to seconds: Double) {
+        condition.lock()
+        if target.map({ seconds > $0 }) ?? true { target = seconds }
+        condition.signal()
+        condition.unlock()
+    }
+
+    func start(priority: RealtimePriority) {
+        let thread = Thread { [self] in
+            priority.apply()
+            while true {
+                condition.lock()
+                while !stopping && (ended || target == nil || target == reached) { condition.wait() }
+                guard !stopping, let goal = target else {
+                    finishedThread = true
+                    condition.broadcast()
+                    condition.unlock()
+                    return
+                }
+                condition.unlock()
+                let t0 = DispatchTime.now()
+                var failed: (any Error)?
+                var more = true
+                do {
+                    more = try audio.advance(to: goal)
+                } catch {
+                    failed = error
+                }
+                monitor.record(stage: stage, seconds: seconds(since: t0))
+                condition.lock()
+                reached = goal
+                if !more { ended = true }
+                if let failed, failure == nil {
+                    failure = failed
+                    ended = true
+                }
+                let report = failed != nil ? onFailure : nil
+                condition.unlock()
+                report?()
+            }
+        }
+        thread.name = "vfx.live.audio"
+        thread.start()
+    }
+
+    /// Stops the thread (after its current block) and finishes the audio up to the video's end; returns the
+    /// audio's error, if it had one.
+    func finish() -> (any Error)? {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        while !finishedThread { condition.wait() }
+        let end = target
+        let earlier = failure
+        condition.unlock()
+        if let earlier { return earlier }
+        do {
+            try audio.finish(at: end)
+        } catch {
+            return error
+        }
+        return nil
+    }
+
+    /// Stops the thread and ends the audio after a fault.
+    func cancel() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        while !finishedThread { condition.wait() }
+        condition.unlock()
+        audio.cancel()
+    }
+}
+
 /// The capture thread: reads the source, paces it, stamps the capture time, drops what is not taken in time.
 private final class CaptureWorker: @unchecked Sendable {
-    // Sendable: `source` is used only by the capture thread; `stopped` is guarded by `lock`.
+    // Sendable: `source` is used only by the capture thread; `stopped` is guarded by `lock`; the audio worker
+    // locks itself.
     let source: any FrameSource
     let inbox: NewestFrameSlot
     let monitor: RealtimeMonitor
@@ -472,11 +636,14 @@ private final class CaptureWorker: @unchecked Sendable {
     private let lock = NSLock()
     private var stopped = false
 
-    init(source: any FrameSource, inbox: NewestFrameSlot, monitor: RealtimeMonitor, pacing: RealtimePacing) {
+    let audio: AudioWorker?
+
+    init(source: any FrameSource, inbox: NewestFrameSlot, monitor: RealtimeMonitor, pacing: RealtimePacing, audio: AudioWorker?) {
         self.source = source
         self.inbox = inbox
         self.monitor = monitor
         self.pacing = pacing
+        self.audio = audio
     }
 
     func stop() {
@@ -510,6 +677,9 @@ private final class CaptureWorker: @unchecked Sendable {
                 }
                 frame.attachments[CaptureTime.self] = CaptureTime(uptimeNanoseconds: DispatchTime.now().uptimeNanoseconds)
                 monitor.noteCaptured()
+                if let audio, let start = frame.timestamp?.seconds {
+                    audio.advance(to: start + (frame.duration?.seconds ?? 0))
+                }
                 inbox.put(frame)
             }
             inbox.end(nil)

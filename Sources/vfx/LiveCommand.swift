@@ -1,22 +1,24 @@
 import Foundation
+import VFXAudio
 import VFXCore
 import VFXFilters
 import VFXMedia
 import VFXPipeline
 
-/// `vfx live SOURCE [-o SINK] [--filter CHAIN] [--stats] [--stats-json FILE] [--control PATH] [--loop]
-/// [--reconnect]`: runs a filter chain in real time from a camera, a file, a y4m pipe or a test pattern to a
+/// `vfx live SOURCE [-o SINK] [--filter CHAIN] [--audio-filter CHAIN] [--stats] [--stats-json FILE]
+/// [--control PATH] [--loop] [--reconnect] [--priority raised|normal]`: runs a filter chain in real time from a camera, a file, a y4m pipe or a test pattern to a
 /// virtual camera, a stream, a file or y4m on stdout, dropping late frames instead of queueing them.
 ///
 /// ```sh
 /// vfx live v4l2:/dev/video0 -o v4l2:/dev/video10 --filter "sepia,vignette" --stats
 /// vfx live testsrc:size=1920x1080:rate=30 --filter "sepia,gaussian-blur:radius=5,vignette" --stats-json run.jsonl
 /// ffmpeg -i talk.mp4 -f yuv4mpegpipe - | vfx live - -o - --filter mono | ffplay -
+/// vfx live talk.mp4 -o talk-live.mkv --filter sepia --audio-filter "high-pass:frequency=100,noise-suppression"
 /// ```
 enum LiveCommand {
     static let help = """
-        usage: vfx live SOURCE [-o SINK] [--filter CHAIN] [--stats] [--stats-json FILE] [--control PATH] [--loop]
-                              [--reconnect]
+        usage: vfx live SOURCE [-o SINK] [--filter CHAIN] [--audio-filter CHAIN] [--stats] [--stats-json FILE]
+                              [--control PATH] [--loop] [--reconnect] [--priority raised|normal]
 
           SOURCE             testsrc[:size=WxH][:rate=N][:frames=N]   a generated test pattern
                              v4l2:/dev/videoN[:size=WxH][:rate=N][:format=mjpeg|yuyv422]   a camera
@@ -30,7 +32,10 @@ enum LiveCommand {
           --control PATH     also take commands on a Unix socket at PATH
           --loop             play a file source again from the start when it ends
           --reconnect        reopen a network sink that went away instead of stopping
-          --audio-filter CHAIN   reserved for the audio chain (VFXAudio); not available in this build
+          --priority P       raised (default): run the capture, chain, sink and audio threads ahead of other
+                             work where the system allows (nice -10); normal: as any program
+          --audio-filter CHAIN   the audio chain (see vfx filters --audio) for a file source's audio, kept in sync
+                             with the video, into a file (.mp4 .mkv .webm .mov .ts) or a stream sink
 
         commands (one per line on stdin when stdin is not the source, and on the --control socket):
           set CHAIN          replace the chain            param NAME.KEY=VALUE   change one parameter
@@ -48,31 +53,35 @@ enum LiveCommand {
         let controlPath = try arguments.option("--control")
         let loop = arguments.flag("--loop")
         let reconnect = arguments.flag("--reconnect")
-        // The place for the audio chain: VFXAudio (another module) provides AudioFilter; until it is part of
-        // the build, asking for one is a usage error rather than a silent no-op.
-        if try arguments.option("--audio-filter") != nil {
-            throw UsageError("--audio-filter needs the VFXAudio module, which this build does not include")
+        let priorityText = try arguments.option("--priority") ?? "raised"
+        guard let priority = ["raised": RealtimePriority.raised, "normal": .normal][priorityText] else {
+            throw UsageError("--priority must be raised or normal, not '\(priorityText)'")
         }
+        let audioChainText = try arguments.option("--audio-filter")
         let sourceText = try arguments.positional("SOURCE")
         try arguments.finish()
 
         let chain = try FilterChain(parsing: chainText)
+        let audioChain = try audioChainText.map { try AudioChain(parsing: $0) }
+        if audioChain != nil {
+            guard LiveEndpoints.isFile(source: sourceText) else {
+                throw UsageError("--audio-filter needs a file source with audio; \(sourceText) has none")
+            }
+            guard !loop else { throw UsageError("--audio-filter: the audio of a looped file is not repeated; leave out --loop") }
+            guard !reconnect else { throw UsageError("--audio-filter: a reconnected stream carries no audio; leave out --reconnect") }
+        }
         let source = try LiveEndpoints.openSource(sourceText, loop: loop)
         let statsFile = try statsJSON.map { try LiveStatsFile(path: $0) }
-        let rotation = source.rotation
-        let makeProcessor = { (chain: FilterChain) -> any FrameProcessor in
-            let filters = chain.makeProcessor(threads: 1)
-            guard rotation != .none else { return filters }
-            return ProcessorChain([ApplyCommand.Upright(rotation: rotation, threads: 1), filters])
-        }
-        let runner = RealtimeRunner(source: source.frames, processor: makeProcessor(chain),
-                                    options: RealtimeOptions(pacing: source.pacing))
+        let stages = LiveStages.chain(chain, rotation: source.rotation, replacing: nil)
+        let runner = RealtimeRunner(source: source.frames, processor: stages, options: RealtimeOptions(pacing: source.pacing, priority: priority))
         let outputFormat = try runner.prepare()
-        let sink = try LiveEndpoints.openSink(sinkText, frameRate: outputFormat.frameRate)
+        let audio = try audioChain.map { try LiveAudioTrack(path: sourceText, filter: try $0.makeFilter(), for: sinkText) }
+        let sink = try LiveEndpoints.openSink(sinkText, frameRate: outputFormat.frameRate, audio: audio)
+        if let audio { runner.setAudio(audio) }
         let reopen: (() throws -> any FrameSink)? = reconnect && sink.isNetwork
             ? { try LiveEndpoints.openSink(sinkText, frameRate: outputFormat.frameRate).frames } : nil
 
-        let control = LiveControl(runner: runner, chain: chain, makeProcessor: makeProcessor)
+        let control = LiveControl(runner: runner, chain: chain, stages: stages, rotation: source.rotation)
         let answersToStderr = sinkText == "-"
         if sourceText != "-" {
             control.serve(input: 0, output: answersToStderr ? 2 : 1)

@@ -1,4 +1,5 @@
 import Foundation
+import VFXCore
 import VFXFilters
 import VFXPipeline
 
@@ -7,23 +8,27 @@ import VFXPipeline
 /// `{"ok": true, "stats": {…}}`, `{"ok": true}` for quit, or `{"ok": false, "error": "…"}`.
 ///
 /// A change is compiled on the thread that reads the command, then swapped in by the frame thread at the
-/// next frame boundary (`RealtimeRunner.replaceProcessor`); changes are applied one at a time.
+/// next frame boundary (`RealtimeRunner.replaceProcessor`); changes are applied one at a time. Only the stages
+/// that changed are made anew: the others are kept with their state (`LiveStages`, `KeyedStageChain`).
 ///
 /// ```swift
 /// control.answer("param vignette.strength=0.8")   // {"ok": true, "frame": 412}
 /// ```
 final class LiveControl: @unchecked Sendable {
-    // Sendable: `chain` is read and written only while holding `changing`; the runner is thread-safe;
-    // `makeProcessor` captures only Sendable values and builds a new processor per call.
+    // Sendable: `chain` and `stages` are read and written only while holding `changing`; the runner is
+    // thread-safe; a successor chain reads only what `stages` fixed when it was configured (KeyedStageChain).
     private let runner: RealtimeRunner
     private let changing = NSLock()
     private var chain: FilterChain
-    private let makeProcessor: (FilterChain) -> any FrameProcessor
+    /// The stages running now (the last change the runner installed).
+    private var stages: KeyedStageChain
+    private let rotation: Rotation
 
-    init(runner: RealtimeRunner, chain: FilterChain, makeProcessor: @escaping (FilterChain) -> any FrameProcessor) {
+    init(runner: RealtimeRunner, chain: FilterChain, stages: KeyedStageChain, rotation: Rotation) {
         self.runner = runner
         self.chain = chain
-        self.makeProcessor = makeProcessor
+        self.stages = stages
+        self.rotation = rotation
     }
 
     /// The answer to one command line (nil for a blank line).
@@ -56,8 +61,10 @@ final class LiveControl: @unchecked Sendable {
         changing.lock()
         defer { changing.unlock() }
         let next = try make(chain)
-        let frame = try runner.replaceProcessor(makeProcessor(next))
+        let successor = LiveStages.chain(next, rotation: rotation, replacing: stages)
+        let frame = try runner.replaceProcessor(successor)
         chain = next
+        stages = successor
         return "{\"ok\": true, \"frame\": \(frame)}"
     }
 

@@ -27,6 +27,7 @@ enum LiveEndpoints {
     static func openSource(_ text: String, loop: Bool) throws -> Source {
         if text == "-" {
             guard !loop else { throw UsageError("--loop needs a file source, not standard input") }
+            enlargePipe(STDIN_FILENO)
             return Source(frames: try MediaReader(path: "-", threads: 1), pacing: .arrival, name: "standard input", rotation: .none)
         }
         if text == "testsrc" || text.hasPrefix("testsrc:") {
@@ -77,8 +78,21 @@ enum LiveEndpoints {
         return Source(frames: reader, pacing: .timestamps, name: text, rotation: rotation)
     }
 
-    static func openSink(_ text: String, frameRate: FrameRate?) throws -> Sink {
+    /// True when `text` names a media file rather than standard input, the test pattern or a camera.
+    static func isFile(source text: String) -> Bool {
+        text != "-" && text != "testsrc" && !text.hasPrefix("testsrc:") && !text.hasPrefix("v4l2:")
+    }
+
+    /// The sink `text` names; with `audio`, one that also carries that track (a file or a stream).
+    static func openSink(_ text: String, frameRate: FrameRate?, audio: LiveAudioTrack? = nil) throws -> Sink {
+        if let audio {
+            if ["udp://", "srt://", "rtmp://", "tcp://"].contains(where: { text.hasPrefix($0) }) {
+                return Sink(frames: try StreamSink(url: text, frameRate: frameRate, audio: audio), isNetwork: true)
+            }
+            return Sink(frames: try MediaWriter(path: text, frameRate: frameRate, threads: 1, audio: audio), isNetwork: false)
+        }
         if text == "null" { return Sink(frames: NullSink(), isNetwork: false) }
+        if text == "-" { enlargePipe(STDOUT_FILENO) }
         if text.hasPrefix("v4l2:") {
             return Sink(frames: try VirtualCameraSink(device: String(text.dropFirst(5))), isNetwork: false)
         }
@@ -89,4 +103,14 @@ enum LiveEndpoints {
     }
 
     static func displayName(sink text: String) -> String { text == "-" ? "standard output" : text }
+
+    /// Makes the pipe on `descriptor` (when it is one) hold 1 MiB, the usual most an unprivileged program may
+    /// ask for, instead of 64 KiB: a 720p frame then crosses it in two writes instead of twenty-two, each of
+    /// which would wake the other side. Left as it is when the system refuses.
+    static func enlargePipe(_ descriptor: Int32) {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFIFO else { return }
+        let setPipeSize: Int32 = 1031   // F_SETPIPE_SZ (Linux), which Glibc's module does not export
+        _ = fcntl(descriptor, setPipeSize, Int32(1 << 20))
+    }
 }

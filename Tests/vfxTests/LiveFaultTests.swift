@@ -59,7 +59,8 @@ import VFXTestSupport
     }
 
     /// Streams to a local FFmpeg server over UDP (MPEG-TS), SRT (MPEG-TS) and RTMP (FLV): the server receives
-    /// H.264 at the pattern's size, and every frame vfx sent (its --stats-json `frames_out`). Tolerances: UDP
+    /// H.264 at the pattern's size, and every frame vfx sent (its --stats-json `frames_out`), each of which
+    /// decodes; no B-frames, and (over SRT and RTMP, which lose nothing) a keyframe at least every 30 frames. Tolerances: UDP
     /// 90 % (no retransmission); SRT, run with a 20 ms latency window, all but 4 frames: an SRT receiver
     /// discards what it still holds in that window when the caller closes (measured: 58 of 60 with 20 ms,
     /// 55–56 of 60 with SRT's default 120 ms).
@@ -88,6 +89,16 @@ import VFXTestSupport
         default: frames == sent
         }
         #expect(enough, "\(frames) of \(sent) frames arrived")
+        // The low-latency settings, as the receiver decodes them: no B-frames, a keyframe every second.
+        let decoded = try CommandLineRun.run("/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
+                                                                   "frame=pict_type,key_frame", "-of", "csv=p=0", received])
+        let kinds = String(decoding: decoded.stdout, as: UTF8.self).split(separator: "\n").map { $0.split(separator: ",").map(String.init) }
+        #expect(decoded.status == 0 && kinds.count == frames, "every frame decodes: \(decoded.stderr)")
+        #expect(!kinds.contains { $0.contains("B") }, "no B-frames")
+        let keys = kinds.indices.filter { kinds[$0].first == "1" }
+        if scheme != "udp" {
+            #expect(keys.count >= 2 && zip(keys, keys.dropFirst()).allSatisfy { $1 - $0 <= 30 }, "a keyframe every 30 frames: \(keys)")
+        }
     }
 
     static func urls(scheme: String, port: Int) -> (listen: [String], send: String) {

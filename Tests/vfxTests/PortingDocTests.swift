@@ -19,7 +19,7 @@ import VFXPipeline
                 current = nil
             } else { current?.append(line) }
         }
-        #expect(blocks.count == 4)
+        #expect(blocks.count == 5)
         var searchFrom = examples.startIndex
         for block in blocks {
             let found = examples.range(of: block, range: searchFrom..<examples.endIndex)
@@ -100,6 +100,30 @@ import VFXPipeline
                 #expect(Array(UnsafeBufferPointer(start: base + row * stride, count: plane.width))
                         == Array(UnsafeBufferPointer(start: plane.row(row), count: plane.width)))
                 #expect(UnsafeBufferPointer(start: base + row * stride + plane.width, count: stride - plane.width).allSatisfy { $0 == 7 })
+            }
+        }
+    }
+
+    /// Stream's audio shape: with 48 kHz buffers of constant 1 (480 frames each), the first `switchAt` buffers
+    /// come out as 1 + (g − 1)·min(n / 4800, 1) at sample n (g = 10^(−6/20), the fade over 100 ms; the formula
+    /// evaluated here, to float rounding), and from the switch on they pass unchanged.
+    @Test func audioFilterSetFromTheUIAndSwitchedOff() throws {
+        let buffers = (0..<20).map { _ in
+            let buffer = AudioBuffer(channels: 2, capacity: 480, sampleRate: 48_000)
+            buffer.frameCount = 480
+            for channel in 0..<2 { buffer.channel(channel).update(repeating: 1, count: 480) }
+            return buffer
+        }
+        try runCallAudio(buffers: buffers, switchAt: 15)
+        let gain = Float(pow(10, -6.0 / 20))
+        for (index, buffer) in buffers.enumerated() {
+            for channel in 0..<2 {
+                for n in 0..<480 {
+                    let position = index * 480 + n
+                    let expected: Float = index < 15 ? 1 + (gain - 1) * min(Float(position) / 4800, 1) : 1
+                    #expect(abs(buffer.channel(channel)[n] - expected) < 1e-6)
+                    if abs(buffer.channel(channel)[n] - expected) >= 1e-6 { return }
+                }
             }
         }
     }

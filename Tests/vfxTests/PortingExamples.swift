@@ -68,3 +68,38 @@ final class ToneMapPreProcessor {
         ], format: .i420, width: width, height: height)
     }
 }
+
+/// A gain that fades in over its first 100 ms, so switching it on makes no click.
+final class FadeInGain: AudioFilter {
+    let id = "fade-in-gain"
+    let latency = 0
+    private let gain: Float
+    private var position = 0
+    private var fadeLength = 1
+
+    init(decibels: Float) { gain = pow(10, decibels / 20) }
+
+    func initialize(sampleRate: Int, channels: Int) throws {
+        position = 0
+        fadeLength = max(1, sampleRate / 10)
+    }
+
+    func process(_ buffer: AudioBuffer) {
+        for index in 0..<buffer.frameCount {
+            let fade = min(Float(position) / Float(fadeLength), 1)
+            position += 1
+            for channel in 0..<buffer.channelCount { buffer.channel(channel)[index] *= 1 + (gain - 1) * fade }
+        }
+    }
+}
+
+/// The call's side: each microphone buffer goes through the session in place; the UI switches the filter
+/// off from its own thread after `switchAt` buffers.
+func runCallAudio(buffers: [AudioBuffer], switchAt: Int) throws {
+    let session = CallSession()
+    session.setAudioFilter(FadeInGain(decibels: -6))
+    for (index, buffer) in buffers.enumerated() {
+        if index == switchAt { session.setAudioFilter(nil) }
+        try session.processAudio(buffer)
+    }
+}

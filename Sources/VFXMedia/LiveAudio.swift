@@ -1,0 +1,202 @@
+import CFFmpeg
+import Foundation
+import VFXCore
+import VFXPipeline
+
+/// A file's audio in a live run (`vfx live FILE --audio-filter CHAIN -o SINK`): read from the file's audio
+/// stream, filtered through its own chain (an `AudioFilter`, at the rate it asks for), encoded for the sink's
+/// container (AAC for mp4, mov, MPEG-TS, FLV/RTMP; Opus for mkv and WebM) and handed to the sink as a track
+/// that it muxes with the video by timestamp. The audio keeps its own timestamps, on the same timeline as the
+/// file's video frames, and the filter's delay is compensated (its first `latency` frames out are dropped and
+/// it is flushed with as much silence at the end), so sound and picture stay in sync.
+///
+/// `RealtimeRunner` advances it on its audio thread to the end of each captured frame (`setAudio`).
+///
+/// ```swift
+/// let audio = try LiveAudioTrack(path: "talk.mp4", filter: try AudioChain(parsing: "noise-suppression").makeFilter(),
+///                                for: "out.mkv")
+/// let sink = try MediaWriter(path: "out.mkv", frameRate: FrameRate(30), threads: 1, audio: audio)
+/// runner.setAudio(audio)
+/// ```
+public final class LiveAudioTrack: RealtimeAudio, @unchecked Sendable {
+    // Sendable: everything but `track` is used by one thread at a time (the runner's audio thread while it
+    // runs, then the frame thread for `finish`/`cancel`, after the audio thread ended); `track` hands packets
+    // to the sink thread through its locked queue.
+    let track: SourceTrack
+    public let path: String
+    /// The sample rate and channel count of the file's audio, and the encoder's name.
+    public let sampleRate: Int
+    public let channels: Int
+    public let encoderName: String
+    private let reader: AudioFileReader
+    private let filter: any AudioFilter
+    private let encoder: AudioEncoder
+    private let buffer: AudioBuffer
+    private let planes: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    private let startSeconds: Double
+    private var skip: Int
+    /// Frames read from the file, and frames handed to the encoder (both at the filter's rate).
+    private var read = 0
+    private var written = 0
+    private var buffered: Bool
+    private var readerEnded = false
+    private var closed = false
+    private static let block = 1024
+
+    /// Opens the audio of `path` for the sink `sink` (a file path or a `udp://`, `srt://`, `rtmp://` URL) and
+    /// initializes `filter` (which the track releases at its end). Throws a one-line `MediaError` for a file
+    /// with no audio or a sink that holds none (y4m, images, a virtual camera).
+    public init(path: String, filter: any AudioFilter, for sink: String) throws {
+        let (muxer, encoders) = try LiveAudioTrack.container(for: sink)
+        guard let format = av_guess_format(muxer, nil, nil) else { throw MediaError.writeFailed(path: sink, reason: "no \(muxer) muxer") }
+        guard let codec = encoders.lazy.compactMap({ avcodec_find_encoder_by_name($0) }).first else {
+            throw MediaError.encoderUnavailable(path: sink, encoder: encoders[0])
+        }
+        let probe = try AudioFileReader(path: path)
+        let rate = filter.sampleRate(near: probe.sampleRate)
+        let reader = rate == probe.sampleRate ? probe : try AudioFileReader(path: path, rate: rate)
+        self.path = path
+        self.reader = reader
+        self.filter = filter
+        sampleRate = reader.sampleRate
+        channels = reader.channelCount
+        buffer = AudioBuffer(channels: reader.channelCount, capacity: LiveAudioTrack.block, sampleRate: reader.rate)
+        planes = .allocate(capacity: reader.channelCount)
+        // The first block gives the stream's first timestamp, where the encoder's timestamps start.
+        buffered = try reader.read(into: buffer)
+        readerEnded = !buffered
+        let startTicks = reader.startTimestamp ?? 0
+        startSeconds = Double(startTicks) * av_q2d(reader.timeBase)
+        let startPts = av_rescale_q(startTicks, reader.timeBase, AVRational(num: 1, den: Int32(clamping: reader.sampleRate)))
+        do {
+            encoder = try withUnsafePointer(to: &reader.layout) { layout in
+                try AudioEncoder(codec: codec, rate: reader.sampleRate, layout: layout, inputRate: reader.rate, preferredFormat: nil,
+                                 globalHeader: format.pointee.flags & AVFMT_GLOBALHEADER != 0, startPts: startPts, name: sink)
+            }
+            encoderName = encoder.encoderName
+            guard let parameters = avcodec_parameters_alloc() else { throw MediaError.writeFailed(path: sink, reason: "out of memory") }
+            defer {
+                var pointer: UnsafeMutablePointer<AVCodecParameters>? = parameters
+                avcodec_parameters_free(&pointer)
+            }
+            avcodec_parameters_from_context(parameters, encoder.context)
+            guard let track = SourceTrack(parameters: parameters, timeBase: encoder.context.pointee.time_base,
+                                          inputIndex: Int(reader.streamIndex), kind: .audio) else {
+                throw MediaError.writeFailed(path: sink, reason: "out of memory")
+            }
+            self.track = track
+            try filter.initialize(sampleRate: reader.rate, channels: reader.channelCount)
+        } catch {
+            planes.deallocate()
+            throw error
+        }
+        skip = filter.latency
+    }
+
+    deinit { planes.deallocate() }
+
+    /// The muxer a sink writes and the audio encoders to try for it (best first).
+    static func container(for sink: String) throws -> (muxer: String, encoders: [String]) {
+        let scheme = sink.split(separator: ":").first.map { $0.lowercased() } ?? ""
+        if sink.contains("://") {
+            switch scheme {
+            case "rtmp": return ("flv", ["aac"])
+            case "udp", "srt", "tcp": return ("mpegts", ["aac"])
+            default: throw MediaError.unsupportedInput(path: sink, reason: "stream scheme '\(scheme)' (udp, srt, rtmp)")
+            }
+        }
+        switch (sink as NSString).pathExtension.lowercased() {
+        case "mp4", "m4v": return ("mp4", ["aac"])
+        case "mov": return ("mov", ["aac"])
+        case "ts": return ("mpegts", ["aac"])
+        case "mkv": return ("matroska", ["libopus", "aac"])
+        case "webm": return ("webm", ["libopus", "libvorbis"])
+        default:
+            throw MediaError.unsupportedFrame(path: sink, reason: "it holds no audio; send the audio to a file (.mp4, .mkv, .webm, .mov, .ts) "
+                + "or a udp://, srt:// or rtmp:// stream")
+        }
+    }
+
+    /// The media time (seconds, on the file's timeline) up to which audio has been read.
+    public var position: Double { startSeconds + Double(read) / Double(reader.rate) }
+
+    public func advance(to seconds: Double) throws -> Bool {
+        while !readerEnded && position < seconds {
+            try step()
+        }
+        return !readerEnded
+    }
+
+    public func finish(at seconds: Double?) throws {
+        guard !closed else { return }
+        defer { close() }
+        while !readerEnded && position < (seconds ?? .infinity) {
+            try step()
+        }
+        // What the filter still holds comes out with silence behind it, up to the length read.
+        while written < read {
+            buffer.frameCount = min(LiveAudioTrack.block, read - written + skip)
+            buffer.clear()
+            filter.process(buffer)
+            try emit(count: read - written)
+        }
+        try encoder.finish(emit: push)
+    }
+
+    public func cancel() {
+        guard !closed else { return }
+        close()
+    }
+
+    private func close() {
+        closed = true
+        filter.release()
+    }
+
+    /// Filters and encodes one block (the one read ahead first).
+    private func step() throws {
+        if !buffered {
+            guard try reader.read(into: buffer) else {
+                readerEnded = true
+                return
+            }
+        }
+        buffered = false
+        read += buffer.frameCount
+        filter.process(buffer)
+        try emit(count: buffer.frameCount)
+    }
+
+    /// Hands the filtered block to the encoder, without the filter's delay at the start.
+    private func emit(count: Int) throws {
+        let dropped = min(skip, buffer.frameCount)
+        skip -= dropped
+        let kept = min(buffer.frameCount - dropped, count)
+        guard kept > 0 else { return }
+        for channel in 0..<channels { planes[channel] = buffer.channel(channel) + dropped }
+        try encoder.encode(planes, count: kept, emit: push)
+        written += kept
+    }
+
+    /// A copy of an encoded packet for the sink's queue (the encoder reuses its own).
+    private func push(_ packet: Packet) throws {
+        guard let copy = Packet(), av_packet_ref(copy.pointer, packet.pointer) >= 0 else {
+            throw MediaError.writeFailed(path: path, reason: "out of memory")
+        }
+        track.packets.push(copy)
+    }
+}
+
+extension MediaWriter {
+    /// A file sink for a live run that also holds `audio`'s track (muxed with the video by timestamp).
+    public convenience init(path: String, frameRate: FrameRate?, threads: Int, audio: LiveAudioTrack) throws {
+        try self.init(path: path, frameRate: frameRate, source: nil, options: EncodingOptions(threads: threads), liveTracks: [audio.track])
+    }
+}
+
+extension StreamSink {
+    /// A stream sink that also carries `audio`'s track (AAC, muxed with the video by timestamp).
+    public convenience init(url: String, frameRate: FrameRate?, audio: LiveAudioTrack) throws {
+        try self.init(url: url, frameRate: frameRate, tracks: [audio.track])
+    }
+}

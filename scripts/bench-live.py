@@ -14,8 +14,8 @@ Prints, per run and over all runs, p50/p95/p99/max of the latency, frames lost a
 what `vfx live --stats-json` itself counted (frames in, out, drops, its own capture-to-sink latency),
 with the load average (`uptime`) before and after each run: the machine is shared, and the numbers
 depend on how much of a core the chain gets. `--priority raised` (the default) runs vfx live's threads and
-this program's writer and reader at nice -10, as a call app's media threads would run; `normal` runs all of
-them as ordinary programs.
+this program's writer and reader in the round-robin real-time class (else at nice -10), as a call app's media
+threads would run; `normal` runs all of them as ordinary programs.
 
     scripts/bench-live.py --filter "color-controls:saturation=1.2:contrast=1.1,exposure:ev=0.3,hue:angle=20,sepia:intensity=0.5"
     scripts/bench-live.py --filter background-blur --runs 3 --seconds 10
@@ -89,14 +89,29 @@ def percentile(values, fraction):
 
 
 def raise_priority(priority):
-    """Runs the calling thread at nice -10 for `raised` (as vfx live does its own), when the system allows."""
+    """For `raised`, runs the calling thread as vfx live runs its own: round-robin real-time priority 10, else
+    nice -10, where the system allows."""
     if priority != "raised":
         return True
+    try:
+        os.sched_setscheduler(threading.get_native_id(), os.SCHED_RR, os.sched_param(10))
+        return True
+    except OSError:
+        pass
     try:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), -10)
         return True
     except OSError:
         return False
+
+
+def lower_priority():
+    """The calling thread back to the ordinary class."""
+    try:
+        os.sched_setscheduler(threading.get_native_id(), os.SCHED_OTHER, os.sched_param(0))
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 0)
+    except OSError:
+        pass
 
 
 def run_once(vfx, chain, base, width, height, rate, count, priority):
@@ -144,7 +159,6 @@ def run_once(vfx, chain, base, width, height, rate, count, priority):
     error_thread = threading.Thread(target=drain_errors)
     thread.start()
     error_thread.start()
-    main_nice = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
     raise_priority(priority)   # this thread reads the output, as the call app's consumer would
     out = process.stdout.fileno()
     codes = []   # (the bar code's rows, time read)
@@ -171,11 +185,7 @@ def run_once(vfx, chain, base, width, height, rate, count, priority):
         codes.append((bytes(view[6:6 + CODE_ROWS * width]), at))
     thread.join()
     process.wait()
-    if priority == "raised":
-        try:
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), main_nice)
-        except OSError:
-            pass
+    lower_priority()
     received = [(decode(rows, width), at) for rows, at in codes]   # (frame number, time read)
     error_thread.join()
     load_after = load_average()
@@ -228,9 +238,8 @@ def main():
         sys.exit(f"bench-live: at most {(1 << (BLOCKS - 2)) - 1} frames")
     base = base_frame(arguments.image, width, height)
     if arguments.priority == "raised" and not raise_priority("raised"):
-        print("bench-live: the system refuses nice -10: the threads run at the normal priority")
-    else:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 0)
+        print("bench-live: the system refuses a raised priority: the threads run at the normal one")
+    lower_priority()
     print(f"vfx live - -o - --filter '{arguments.filter}': {width}x{height} at {arguments.rate} fps, "
           f"{count} frames per run, {arguments.runs} runs, {os.cpu_count()} cores, priority {arguments.priority}")
     every, starts, failures = [], [], 0

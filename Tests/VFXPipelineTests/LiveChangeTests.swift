@@ -196,29 +196,29 @@ final class RecordingAudio: RealtimeAudio, @unchecked Sendable {
     var finishedAt: Double? { lock.lock(); defer { lock.unlock() }; return end }
 }
 
-/// Records the nice value of the thread that processes each frame (read from /proc/thread-self's id).
-final class NiceRecorder: VideoProcessor, @unchecked Sendable {
+/// Records the scheduling class and nice value of the thread that processes each frame.
+final class PriorityRecorder: VideoProcessor, @unchecked Sendable {
     // Sendable: `values` is only touched under `lock`.
     private let lock = NSLock()
-    private var values: [Int32] = []
+    private var values: [(policy: Int32, nice: Int32)] = []
     func configure(for input: FrameFormat) throws -> FrameFormat { input }
     func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
-        var target = [CChar](repeating: 0, count: 64)
-        let count = readlink("/proc/thread-self", &target, 63)
-        let id = count > 0 ? String(decoding: target[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self).split(separator: "/").last.flatMap { Int32($0) } : nil
-        errno = 0
-        let nice = id.map { getpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t($0)) } ?? 99
-        lock.lock(); values.append(nice); lock.unlock()
+        var policy: Int32 = -1
+        var parameters = sched_param()
+        _ = pthread_getschedparam(pthread_self(), &policy, &parameters)
+        let nice = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+        lock.lock(); values.append((policy, nice)); lock.unlock()
         return frame
     }
-    var seen: [Int32] { lock.lock(); defer { lock.unlock() }; return values }
+    var seen: [(policy: Int32, nice: Int32)] { lock.lock(); defer { lock.unlock() }; return values }
 }
 
 @Suite struct RealtimePriorityTests {
-    /// `.raised` runs the frame thread at nice −10 where the system allows (here the tests may run as root or
-    /// not: where it refused, the runner says so), and gives the caller's thread its own priority back after.
+    /// `.raised` runs the frame thread in the round-robin real-time class, or at nice −10, where the system
+    /// allows (the tests may run as root or not: where it refused, the runner says so and the thread keeps its
+    /// priority), and gives the caller's thread its own class and priority back after the run.
     @Test func raisedPriorityAppliesToTheFrameThreadAndIsRestored() throws {
-        let recorder = NiceRecorder()
+        let recorder = PriorityRecorder()
         let runner = RealtimeRunner(source: PacedCountingSource(count: 5, rate: 120), processor: recorder,
                                     options: RealtimeOptions(pacing: .timestamps, priority: .raised))
         let before = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
@@ -226,10 +226,14 @@ final class NiceRecorder: VideoProcessor, @unchecked Sendable {
         let seen = recorder.seen
         #expect(seen.count == 5)
         if runner.priorityTookEffect {
-            #expect(seen.allSatisfy { $0 == -10 }, "\(seen)")
+            #expect(seen.allSatisfy { $0.policy == Int32(SCHED_RR) || $0.nice == -10 }, "\(seen)")
         } else {
-            #expect(seen.allSatisfy { $0 == before }, "refused: the normal priority stays: \(seen)")
+            #expect(seen.allSatisfy { $0.policy == Int32(SCHED_OTHER) && $0.nice == before }, "refused: the priority stays: \(seen)")
         }
-        #expect(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) == before, "the caller's priority is given back")
+        var policy: Int32 = -1
+        var parameters = sched_param()
+        _ = pthread_getschedparam(pthread_self(), &policy, &parameters)
+        #expect(policy == Int32(SCHED_OTHER) && getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) == before,
+                "the caller's priority is given back")
     }
 }

@@ -33,7 +33,7 @@ enum LiveCommand {
           --loop             play a file source again from the start when it ends
           --reconnect        reopen a network sink that went away instead of stopping
           --priority P       raised (default): run the capture, chain, sink and audio threads ahead of other
-                             work where the system allows (nice -10); normal: as any program
+                             work where the system allows (real-time class, else nice -10); normal: as any program
           --audio-filter CHAIN   the audio chain (see vfx filters --audio) for a file source's audio, kept in sync
                              with the video, into a file (.mp4 .mkv .webm .mov .ts) or a stream sink
 

@@ -121,4 +121,25 @@ import VFXTestSupport
         #expect(result.stderr.contains("warning") && result.stderr.contains("audio stream #1"), "\(result.stderr)")
         #expect(try Self.probe(videoOnly, "stream=codec_type") == ["video"])
     }
+
+    /// Options that contradict `--audio-filter`: `--no-audio`, and `--frames` / `--frame` (video frames) for
+    /// an audio-only output. Each is one usage line, a non-zero exit, and no output.
+    @Test func refusesContradictoryOptions() throws {
+        let folder = try AudioFixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let input = TestMedia.path("bigbuckbunny.mp4")
+        let cases: [(output: String, options: [String], message: String)] = [
+            ("a.mp4", ["--no-audio"], "--no-audio"),
+            ("b.wav", ["--frames", "10"], "--frames"),
+            ("c.flac", ["--frame", "3"], "--frame"),
+        ]
+        for item in cases {
+            let output = folder.appendingPathComponent(item.output).path
+            let result = try TestProcess.run(AudioFixtures.vfx, ["apply", input, "-o", output, "--audio-filter", "gain:db=-6"] + item.options)
+            #expect(result.status != 0, "\(item)")
+            #expect(result.stderr.contains(item.message), "\(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: output))
+        }
+    }
 }

@@ -93,7 +93,8 @@ public final class AudioFileReader {
             codec = avcodec_find_decoder(parameters.pointee.codec_id)
         }
         guard index >= 0, let codec, let stream = context.pointee.streams[Int(index)] else {
-            let name = wanted.flatMap { context.pointee.streams[$0]?.pointee.codecpar }.map { String(cString: avcodec_get_name($0.pointee.codec_id)) }
+            let name = wanted.flatMap { $0 >= 0 && $0 < context.pointee.nb_streams ? context.pointee.streams[$0]?.pointee.codecpar : nil }
+                .map { String(cString: avcodec_get_name($0.pointee.codec_id)) }
             let what = wanted.map { "audio stream #\($0)" } ?? "its audio codec"
             avformat_close_input(&format)
             throw MediaError.unsupportedInput(path: path, reason: audioStreams.isEmpty ? "no audio stream"

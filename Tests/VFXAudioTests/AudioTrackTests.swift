@@ -24,7 +24,8 @@ import VFXTestSupport
     /// `--start 1.6 --duration 2` with `gain:db=-6` on bigbuckbunny.mp4 (25 fps, 6-channel AAC): the same
     /// video frames as the trim without audio filter, and audio that is the input's from 1.6 s for 2 s at
     /// −6 dB: level within 0.2 dB (AAC re-encoding), placed at output time 0 within 2 ms (cross-correlation
-    /// against FFmpeg's decoding of the whole input, cut by sample index), 2 s long within one AAC frame.
+    /// against FFmpeg's decoding of the whole input, cut by sample index), 2 s long within one AAC frame;
+    /// and `--start 1.6 --frames 30`: 30 frames, 1.2 s of audio, aligned alike.
     @Test func trimKeepsAudioWithItsVideo() throws {
         let input = TestMedia.path("bigbuckbunny.mp4")
         let folder = try AudioFixtures.temporaryFolder()
@@ -48,6 +49,16 @@ import VFXTestSupport
         #expect(abs(lag) <= 96, "audio shifted by \(lag) frames against its video")
         let change = AudioFixtures.decibels(AudioFixtures.power(got.prefix(95_000)) / AudioFixtures.power(expected.prefix(95_000)))
         #expect(abs(change + 6) <= 0.2, "level changed by \(change) dB")
+
+        // Cut by frame count: 30 frames from 1.6 s are 1.2 s of audio (within one AAC frame).
+        let counted = folder.appendingPathComponent("counted.mp4").path
+        let byFrames = try TestProcess.run(AudioFixtures.vfx, ["apply", input, "-o", counted, "--audio-filter", "gain:db=-6",
+                                                              "--start", "1.6", "--frames", "30", "--quiet"])
+        #expect(byFrames.status == 0, "\(byFrames.stderr)")
+        #expect(try Self.probe(counted, "stream=nb_frames", select: "v") == ["30"])
+        let short = try Self.decode(counted)
+        #expect(abs(short.count - 57_600) <= 1024, "\(short.count) frames for 30 video frames")
+        #expect(abs(AudioFixtures.lag(of: Array(short.prefix(48_000)), against: Array(expected.prefix(48_000)), range: 960)) <= 96)
     }
 
     /// A video with two audio streams (stereo AAC and mono FLAC in Matroska): both are filtered (−6 dB

@@ -2,9 +2,19 @@ import CFFmpeg
 import Foundation
 import VFXCore
 
-/// Encodes planar Float32 samples with one of libavcodec's audio encoders: resample (libswresample, to the
-/// encoder's rate, layout and sample format) → cut into the encoder's frame size (an audio FIFO) → encode.
-/// Packets come out in the encoder's time base (1 / its sample rate), starting at `startPts`.
+/// Encodes audio with one of libavcodec's encoders: resample (libswresample, to the encoder's rate, layout
+/// and sample format) → cut into the encoder's frame size (an audio FIFO) → encode. It takes planar Float32
+/// (filtered audio, `encode(_:count:emit:)`) or decoded frames in any format (`encode(frame:emit:)`, what
+/// `AudioTranscoder` decodes); the resampler is set up for the first input. Packets come out in the
+/// encoder's time base (1 / its sample rate), starting at `startPts` (or, when nil, at the first frame's
+/// timestamp).
+///
+/// ```swift
+/// let encoder = try AudioEncoder(codec: aac, rate: 48_000, layout: &stereo, preferredFormat: nil,
+///                                globalHeader: true, startPts: 0, name: "out.m4a")
+/// try encoder.encode(planes, count: 1024, inputRate: 48_000, inputLayout: &stereo) { packet in … }
+/// try encoder.finish { packet in … }
+/// ```
 final class AudioEncoder {
     let context: UnsafeMutablePointer<AVCodecContext>
     private var contextPointer: UnsafeMutablePointer<AVCodecContext>?
@@ -12,21 +22,26 @@ final class AudioEncoder {
     private let fifo: OpaquePointer
     private let frameSize: Int32
     private let sendsShortLastFrame: Bool
-    private let channels: Int
     private let converted: Frame
     private var convertedCapacity: Int32 = 0
+    /// The frame handed to the encoder, reused (made writable again when the encoder still holds it).
+    private let outgoing: Frame
     private let packet: Packet
-    private let inputPlanes: UnsafeMutablePointer<UnsafePointer<UInt8>?>
-    private var nextPts: Int64
+    private var inputPlanes: UnsafeMutablePointer<UnsafePointer<UInt8>?>
+    private var inputPlaneCount = 0
+    private var nextPts: Int64?
     private let name: String
 
-    /// Opens `codec` for `layout` at `rate` (or the nearest rate it supports), taking `inputRate` planar
-    /// float. `preferredFormat` is used when the encoder takes it (keeps 24-bit PCM 24-bit).
-    init(codec: UnsafePointer<AVCodec>, rate: Int, layout: UnsafePointer<AVChannelLayout>, inputRate: Int,
-         preferredFormat: AVSampleFormat?, globalHeader: Bool, startPts: Int64, name: String) throws {
+    /// Opens `codec` for `layout` at `rate` (or the nearest rate it supports). `preferredFormat` is used
+    /// when the encoder takes it (keeps 24-bit PCM 24-bit); `startPts` is in 1 / `rate`.
+    init(codec: UnsafePointer<AVCodec>, rate: Int, layout: UnsafePointer<AVChannelLayout>,
+         preferredFormat: AVSampleFormat?, globalHeader: Bool, startPts: Int64?, name: String) throws {
         self.name = name
-        guard let converted = Frame(), let packet = Packet() else { throw MediaError.writeFailed(path: name, reason: "out of memory") }
+        guard let converted = Frame(), let outgoing = Frame(), let packet = Packet() else {
+            throw MediaError.writeFailed(path: name, reason: "out of memory")
+        }
         self.converted = converted
+        self.outgoing = outgoing
         self.packet = packet
         let codecName = String(cString: codec.pointee.name)
         let chosenRate = AudioEncoder.supportedRate(codec, near: Int32(clamping: rate))
@@ -36,7 +51,6 @@ final class AudioEncoder {
         }
         context = opened
         contextPointer = opened
-        channels = Int(layout.pointee.nb_channels)
         let capabilities = codec.pointee.capabilities
         frameSize = opened.pointee.frame_size > 0 && capabilities & AV_CODEC_CAP_VARIABLE_FRAME_SIZE == 0 ? opened.pointee.frame_size : 1024
         sendsShortLastFrame = capabilities & (AV_CODEC_CAP_SMALL_LAST_FRAME | AV_CODEC_CAP_VARIABLE_FRAME_SIZE) != 0
@@ -45,15 +59,8 @@ final class AudioEncoder {
             throw MediaError.writeFailed(path: name, reason: "out of memory")
         }
         self.fifo = fifo
-        inputPlanes = .allocate(capacity: channels)
-        inputPlanes.initialize(repeating: nil, count: channels)
-        nextPts = av_rescale_q(startPts, AVRational(num: 1, den: Int32(clamping: rate)), opened.pointee.time_base)
-        var status = swr_alloc_set_opts2(&resampler, &opened.pointee.ch_layout, opened.pointee.sample_fmt, opened.pointee.sample_rate,
-                                         UnsafeMutablePointer(mutating: layout), AV_SAMPLE_FMT_FLTP, Int32(clamping: inputRate), 0, nil)
-        if status >= 0 { status = swr_init(resampler) }
-        guard status >= 0 else {
-            throw MediaError.writeFailed(path: name, reason: "cannot resample the audio for \(codecName)")
-        }
+        inputPlanes = .allocate(capacity: 1)
+        nextPts = startPts.map { av_rescale_q($0, AVRational(num: 1, den: Int32(clamping: rate)), opened.pointee.time_base) }
     }
 
     deinit {
@@ -66,22 +73,63 @@ final class AudioEncoder {
     /// The encoder's name (`aac`, `flac`…).
     var encoderName: String { String(cString: context.pointee.codec.pointee.name) }
 
-    /// Encodes `count` frames from `planes` (one pointer per channel, planar float at the input rate).
-    func encode(_ planes: UnsafePointer<UnsafeMutablePointer<Float>>, count: Int, emit: (Packet) throws -> Void) throws {
+    /// Encodes `count` frames from `planes` (one pointer per channel of `inputLayout`, planar float at
+    /// `inputRate`).
+    func encode(_ planes: UnsafePointer<UnsafeMutablePointer<Float>>, count: Int, inputRate: Int,
+                inputLayout: UnsafePointer<AVChannelLayout>, emit: (Packet) throws -> Void) throws {
         guard count > 0 else { return }
+        let channels = Int(inputLayout.pointee.nb_channels)
+        if inputPlaneCount < channels {
+            inputPlanes.deallocate()
+            inputPlanes = .allocate(capacity: channels)
+            inputPlaneCount = channels
+        }
         for channel in 0..<channels { inputPlanes[channel] = UnsafeRawPointer(planes[channel]).assumingMemoryBound(to: UInt8.self) }
+        try prepareResampler(layout: inputLayout, format: AV_SAMPLE_FMT_FLTP, rate: Int32(clamping: inputRate))
         try convert(input: inputPlanes, count: Int32(count))
+        try encodeQueued(final: false, emit: emit)
+    }
+
+    /// Encodes a decoded frame (any sample format, rate and layout); its timestamp, in `timeBase`, starts
+    /// the output when no `startPts` was given.
+    func encode(frame: UnsafeMutablePointer<AVFrame>, timeBase: AVRational, emit: (Packet) throws -> Void) throws {
+        if nextPts == nil {
+            let start = frame.pointee.best_effort_timestamp == vfx_nopts_value() ? 0 : frame.pointee.best_effort_timestamp
+            nextPts = av_rescale_q(start, timeBase, context.pointee.time_base)
+        }
+        var layout = AVChannelLayout()
+        defer { av_channel_layout_uninit(&layout) }
+        if frame.pointee.ch_layout.order == AV_CHANNEL_ORDER_UNSPEC {
+            av_channel_layout_default(&layout, frame.pointee.ch_layout.nb_channels)
+        } else {
+            av_channel_layout_copy(&layout, &frame.pointee.ch_layout)
+        }
+        try prepareResampler(layout: &layout, format: AVSampleFormat(rawValue: frame.pointee.format), rate: frame.pointee.sample_rate)
+        let input = UnsafeMutableRawPointer(frame.pointee.extended_data).assumingMemoryBound(to: UnsafePointer<UInt8>?.self)
+        try convert(input: input, count: frame.pointee.nb_samples)
         try encodeQueued(final: false, emit: emit)
     }
 
     /// Flushes the resampler, the FIFO and the encoder.
     func finish(emit: (Packet) throws -> Void) throws {
-        try convert(input: nil, count: 0)
+        if resampler != nil { try convert(input: nil, count: 0) }
         try encodeQueued(final: true, emit: emit)
         avcodec_send_frame(context, nil)
         try drain(emit: emit)
     }
 
+    /// Sets up the resampler from the first input's layout, format and rate to the encoder's.
+    private func prepareResampler(layout: UnsafePointer<AVChannelLayout>, format: AVSampleFormat, rate: Int32) throws {
+        guard resampler == nil else { return }
+        var status = swr_alloc_set_opts2(&resampler, &context.pointee.ch_layout, context.pointee.sample_fmt, context.pointee.sample_rate,
+                                         UnsafeMutablePointer(mutating: layout), format, rate, 0, nil)
+        if status >= 0 { status = swr_init(resampler) }
+        guard status >= 0 else {
+            throw MediaError.writeFailed(path: name, reason: "cannot resample the audio for \(encoderName)")
+        }
+    }
+
+    /// Converts `count` samples (nil input: the resampler's delayed tail) into the FIFO.
     private func convert(input: UnsafeMutablePointer<UnsafePointer<UInt8>?>?, count: Int32) throws {
         let capacity = swr_get_out_samples(resampler, count) + 32
         if capacity > convertedCapacity {
@@ -99,25 +147,35 @@ final class AudioEncoder {
         guard av_audio_fifo_write(fifo, planes, written) == written else { throw MediaError.writeFailed(path: name, reason: "out of memory") }
     }
 
+    /// Encodes whole frames from the FIFO (and at the end, the rest, padded with silence when the encoder
+    /// takes only whole frames).
     private func encodeQueued(final: Bool, emit: (Packet) throws -> Void) throws {
+        let frame = outgoing.pointer
         while true {
             let queued = av_audio_fifo_size(fifo)
             guard queued >= frameSize || (final && queued > 0) else { return }
-            guard let frame = Frame() else { throw MediaError.writeFailed(path: name, reason: "out of memory") }
             let count = min(queued, frameSize)
             let samples = sendsShortLastFrame ? count : frameSize
-            frame.pointer.pointee.nb_samples = samples
-            frame.pointer.pointee.format = context.pointee.sample_fmt.rawValue
-            frame.pointer.pointee.sample_rate = context.pointee.sample_rate
-            av_channel_layout_copy(&frame.pointer.pointee.ch_layout, &context.pointee.ch_layout)
-            guard av_frame_get_buffer(frame.pointer, 0) >= 0 else { throw MediaError.writeFailed(path: name, reason: "out of memory") }
-            av_samples_set_silence(frame.pointer.pointee.extended_data, 0, samples, context.pointee.ch_layout.nb_channels,
-                                   context.pointee.sample_fmt)
-            let planes = UnsafeMutableRawPointer(frame.pointer.pointee.extended_data).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
+            if frame.pointee.nb_samples != samples || frame.pointee.buf.0 == nil {
+                av_frame_unref(frame)
+                frame.pointee.nb_samples = samples
+                frame.pointee.format = context.pointee.sample_fmt.rawValue
+                frame.pointee.sample_rate = context.pointee.sample_rate
+                av_channel_layout_copy(&frame.pointee.ch_layout, &context.pointee.ch_layout)
+                guard av_frame_get_buffer(frame, 0) >= 0 else { throw MediaError.writeFailed(path: name, reason: "out of memory") }
+            } else {
+                // The encoder may still hold the last frame's buffer: then this takes a new one.
+                guard av_frame_make_writable(frame) >= 0 else { throw MediaError.writeFailed(path: name, reason: "out of memory") }
+            }
+            if count < samples {
+                av_samples_set_silence(frame.pointee.extended_data, 0, samples, context.pointee.ch_layout.nb_channels,
+                                       context.pointee.sample_fmt)
+            }
+            let planes = UnsafeMutableRawPointer(frame.pointee.extended_data).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
             av_audio_fifo_read(fifo, planes, count)
-            frame.pointer.pointee.pts = nextPts
-            nextPts += Int64(count)
-            let sent = avcodec_send_frame(context, frame.pointer)
+            frame.pointee.pts = nextPts ?? 0
+            nextPts = (nextPts ?? 0) + Int64(count)
+            let sent = avcodec_send_frame(context, frame)
             guard sent >= 0 else { throw MediaError.writeFailed(path: name, reason: "audio encoder: \(ffmpegMessage(sent))") }
             try drain(emit: emit)
         }
@@ -143,7 +201,13 @@ final class AudioEncoder {
         encoder.pointee.bit_rate = 64_000 * min(channels, 6)
         encoder.pointee.time_base = AVRational(num: 1, den: rate)
         if globalHeader { encoder.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
-        if avcodec_open2(encoder, codec, nil) >= 0 { return encoder }
+        var options: OpaquePointer?
+        defer { av_dict_free(&options) }
+        // FFmpeg's AAC encoder: the "fast" coder instead of the default two-loop search, 2.4× faster
+        // (0.16 s instead of 0.39 s for 20 s of speech at 64 kb/s) at the same size, and on speech no
+        // worse (waveform SNR 37 dB instead of 25 dB; docs/audio.md).
+        if String(cString: codec.pointee.name) == "aac" { av_dict_set(&options, "aac_coder", "fast", 0) }
+        if avcodec_open2(encoder, codec, &options) >= 0 { return encoder }
         var pointer: UnsafeMutablePointer<AVCodecContext>? = encoder
         avcodec_free_context(&pointer)
         return nil

@@ -12,6 +12,9 @@ import VFXCore
 /// while try reader.read(into: buffer) { chain.process(buffer) }
 /// ```
 ///
+/// `window` reads a part of the stream, sample-exact: from `start` seconds after the file's start (as
+/// FFmpeg's `-ss`), for `duration` seconds; the reader seeks near the start first.
+///
 /// A reader is used by one thread at a time.
 public final class AudioFileReader {
     public let path: String
@@ -33,6 +36,16 @@ public final class AudioFileReader {
     let timeBase: AVRational
     /// The timestamp of the first decoded samples, in `timeBase` (0 when the stream gives none).
     private(set) var startTimestamp: Int64?
+    /// The part read (nil: all of it), and the file's start time in seconds (FFmpeg's `start_time`).
+    public let window: AudioWindow?
+    let origin: Double
+    /// Every audio stream of the file, by index (the one read is `streamIndex`).
+    public let audioStreams: [Int]
+    /// With a window: frames still to drop before it and to keep inside it (set at the first decoded
+    /// frame), and the time of the first kept sample on the file's time line.
+    private var framesToSkip = 0
+    private var framesToKeep = Int.max
+    private(set) var firstSampleSeconds: Double?
     /// Frames handed out so far, at `rate`.
     public private(set) var framesRead = 0
     private var format: UnsafeMutablePointer<AVFormatContext>?
@@ -48,11 +61,13 @@ public final class AudioFileReader {
     private let planes: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     private var ended = false
 
-    /// Opens `path` and its best audio stream; `rate` nil keeps the stream's rate. Throws a one-line
-    /// `MediaError` for a missing, unreadable or corrupt file, a file with no audio, or an unknown codec.
-    public init(path: String, rate: Int? = nil) throws {
+    /// Opens `path` and its audio stream `stream` (nil: the best one); `rate` nil keeps the stream's rate.
+    /// Throws a one-line `MediaError` for a missing, unreadable or corrupt file, a file with no audio, or
+    /// an unknown codec.
+    public init(path: String, rate: Int? = nil, stream wanted: Int? = nil, window: AudioWindow? = nil) throws {
         FFmpegLog.configure()
         self.path = path
+        self.window = window
         var info = stat()
         guard stat(path, &info) == 0 else { throw MediaError.missingFile(path: path) }
         if info.st_mode & S_IFMT == S_IFREG && info.st_size == 0 { throw MediaError.emptyFile(path: path) }
@@ -68,14 +83,22 @@ public final class AudioFileReader {
             avformat_close_input(&format)
             throw MediaError.corrupt(path: path, reason: ffmpegMessage(status))
         }
+        audioStreams = (0..<Int(context.pointee.nb_streams)).filter {
+            context.pointee.streams[$0]?.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO
+        }
         var codec: UnsafePointer<AVCodec>?
-        let index = av_find_best_stream(context, AVMEDIA_TYPE_AUDIO, -1, -1, &codec, 0)
+        let index = wanted.map(Int32.init) ?? av_find_best_stream(context, AVMEDIA_TYPE_AUDIO, -1, -1, &codec, 0)
+        if wanted != nil, index >= 0, index < context.pointee.nb_streams, let parameters = context.pointee.streams[Int(index)]?.pointee.codecpar,
+           parameters.pointee.codec_type == AVMEDIA_TYPE_AUDIO {
+            codec = avcodec_find_decoder(parameters.pointee.codec_id)
+        }
         guard index >= 0, let codec, let stream = context.pointee.streams[Int(index)] else {
-            let hasAudio = (0..<Int(context.pointee.nb_streams)).contains {
-                context.pointee.streams[$0]?.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO
-            }
+            let name = wanted.flatMap { $0 >= 0 && $0 < context.pointee.nb_streams ? context.pointee.streams[$0]?.pointee.codecpar : nil }
+                .map { String(cString: avcodec_get_name($0.pointee.codec_id)) }
+            let what = wanted.map { "audio stream #\($0)" } ?? "its audio codec"
             avformat_close_input(&format)
-            throw MediaError.unsupportedInput(path: path, reason: hasAudio ? "no decoder for its audio codec" : "no audio stream")
+            throw MediaError.unsupportedInput(path: path, reason: audioStreams.isEmpty ? "no audio stream"
+                                              : "no decoder for \(what)" + (name.map { " (\($0))" } ?? ""))
         }
         streamIndex = index
         codecID = stream.pointee.codecpar.pointee.codec_id
@@ -102,6 +125,13 @@ public final class AudioFileReader {
             av_channel_layout_default(&layout, Int32(channelCount))
         } else {
             av_channel_layout_copy(&layout, &decoder.pointee.ch_layout)
+        }
+        origin = context.pointee.start_time == vfx_nopts_value() ? 0 : Double(context.pointee.start_time) / Double(AV_TIME_BASE)
+        if let window, window.start > 1 {
+            // Seek a second early (before the window, whatever the container's seek accuracy); the
+            // samples before the window are dropped by timestamp.
+            let target = Int64(((origin + window.start - 1) * Double(AV_TIME_BASE)).rounded(.down))
+            av_seek_frame(context, -1, target, AVSEEK_FLAG_BACKWARD)
         }
         if stream.pointee.duration > 0 {
             durationSeconds = Double(stream.pointee.duration) * av_q2d(timeBase)
@@ -133,8 +163,13 @@ public final class AudioFileReader {
         av_channel_layout_uninit(&layout)
     }
 
-    /// The expected number of frames at `rate`, when the container gives a duration.
-    public var expectedFrames: Int? { durationSeconds.map { Int(($0 * Double(rate)).rounded()) } }
+    /// The expected number of frames at `rate` (of the window), when the container gives a duration.
+    public var expectedFrames: Int? {
+        guard let total = durationSeconds else { return window?.duration.map { Int(($0 * Double(rate)).rounded()) } }
+        var seconds = total - (window?.start ?? 0)
+        if let duration = window?.duration { seconds = min(seconds, duration) }
+        return Int((max(seconds, 0) * Double(rate)).rounded())
+    }
 
     /// Fills `buffer` (up to its capacity; its rate and timestamp are set) and returns true, or returns
     /// false at the end of the stream. Throws `MediaError.corrupt` when a packet cannot be decoded.
@@ -191,6 +226,7 @@ public final class AudioFileReader {
             if startTimestamp == nil {
                 let stamp = source.pointee.best_effort_timestamp
                 startTimestamp = stamp == vfx_nopts_value() ? 0 : stamp
+                startWindow(at: Double(startTimestamp ?? 0) * av_q2d(timeBase))
             }
             if resampler == nil {
                 var input = AVChannelLayout()
@@ -225,10 +261,53 @@ public final class AudioFileReader {
             swr_convert(resampler, output, Int32(capacity), input, count)
         }
         guard written >= 0 else { throw MediaError.corrupt(path: path, reason: "audio resampling: \(ffmpegMessage(written))") }
-        guard written > 0 else { return }
-        for channel in 0..<channelCount { planes[channel] = converted[channel].map(UnsafeMutableRawPointer.init) }
-        guard av_audio_fifo_write(fifo, planes, written) == written else {
+        // Drop what comes before the window, keep at most what it holds.
+        let skipped = min(Int(written), framesToSkip)
+        framesToSkip -= skipped
+        let kept = min(Int(written) - skipped, framesToKeep)
+        guard kept > 0 else { return }
+        framesToKeep -= kept
+        if framesToKeep == 0 { ended = true }
+        for channel in 0..<channelCount { planes[channel] = converted[channel].map { UnsafeMutableRawPointer($0 + skipped) } }
+        guard av_audio_fifo_write(fifo, planes, Int32(kept)) == Int32(kept) else {
             throw MediaError.unreadable(path: path, reason: "out of memory")
         }
+    }
+
+    /// Sets what to drop and keep once the first decoded samples' time (`first`, seconds on the file's
+    /// time line) is known.
+    private func startWindow(at first: Double) {
+        guard let window else {
+            firstSampleSeconds = first
+            return
+        }
+        let start = origin + window.start
+        framesToSkip = max(0, Int(((start - first) * Double(rate)).rounded()))
+        let kept = max(first, start)
+        firstSampleSeconds = kept
+        if let duration = window.duration {
+            framesToKeep = max(0, Int(((start + duration - kept) * Double(rate)).rounded()))
+        }
+    }
+
+    /// Where the first sample read sits on the output's time line, in 1 / `sampleRate` (the stream's own
+    /// rate): its timestamp, moved by the window's start when there is one. Known once reading began.
+    var outputStartPts: Int64 {
+        guard let window else {
+            return av_rescale_q(startTimestamp ?? 0, timeBase, AVRational(num: 1, den: Int32(clamping: sampleRate)))
+        }
+        return Int64((((firstSampleSeconds ?? 0) - origin - window.start) * Double(sampleRate)).rounded())
+    }
+}
+
+/// A part of an audio stream: `start` seconds after the file's start (FFmpeg's `-ss`), `duration`
+/// seconds long (nil: to the end).
+public struct AudioWindow: Sendable, Equatable {
+    public var start: Double
+    public var duration: Double?
+
+    public init(start: Double = 0, duration: Double? = nil) {
+        self.start = start
+        self.duration = duration
     }
 }

@@ -65,8 +65,8 @@ public struct AudioRunSummary: Sendable {
 }
 
 /// A video file's audio stream after filtering, encoded for a given container: give it to `MediaWriter`
-/// (`filteredAudio:`), which writes it in place of the source's stream it came from (the file's other
-/// audio and subtitle streams are kept as they are).
+/// (`filteredAudio:`), which writes it in place of the source's stream it came from (the file's
+/// subtitle streams, and audio streams not filtered, are kept as they are).
 public final class FilteredAudio {
     let track: SourceTrack
     public let summary: AudioRunSummary
@@ -76,10 +76,14 @@ public final class FilteredAudio {
         self.summary = summary
     }
 
-    /// `tracks` with the one `filtered` replaces swapped for it.
-    static func tracks(_ tracks: [SourceTrack], replacedBy filtered: FilteredAudio?) -> [SourceTrack] {
-        guard let filtered else { return tracks }
-        return tracks.map { $0.kind == .audio && $0.inputIndex == filtered.track.inputIndex ? filtered.track : $0 }
+    /// The input stream it replaces.
+    public var inputIndex: Int { track.inputIndex }
+
+    /// `tracks` with the ones `filtered` replace swapped for them.
+    static func tracks(_ tracks: [SourceTrack], replacedBy filtered: [FilteredAudio]) -> [SourceTrack] {
+        tracks.map { track in
+            filtered.first { track.kind == .audio && track.inputIndex == $0.track.inputIndex }?.track ?? track
+        }
     }
 }
 
@@ -93,11 +97,11 @@ public final class FilteredAudio {
 /// let summary = try AudioFiltering.filterFile(input: "noisy.wav", output: "clean.flac", filter: chain)
 /// ```
 public enum AudioFiltering {
-    /// Filters the audio of `input` (an audio file or a video's track) into the audio-only file `output`
-    /// (its extension picks the format). Written under a temporary name and renamed when complete.
-    /// `progress` gets the fraction done (0…1) about once per second of audio; what it throws (a
-    /// cancellation) stops the run and removes the temporary file.
-    public static func filterFile(input: String, output: String, filter: any AudioFilter,
+    /// Filters the audio of `input` (an audio file or a video's best audio track; `window`: a part of it)
+    /// into the audio-only file `output` (its extension picks the format). Written under a temporary name
+    /// and renamed when complete. `progress` gets the fraction done (0…1) about once per second of audio;
+    /// what it throws (a cancellation) stops the run and removes the temporary file.
+    public static func filterFile(input: String, output: String, filter: any AudioFilter, window: AudioWindow? = nil,
                                   progress: (Double) throws -> Void = { _ in }) throws -> AudioRunSummary {
         guard let kind = AudioFileKind(path: output) else {
             throw MediaError.unknownOutputExtension(path: output)
@@ -111,7 +115,7 @@ public enum AudioFiltering {
         let suffix = String(UInt32.random(in: 0...UInt32.max), radix: 16)
         let temporary = url.deletingLastPathComponent()
             .appendingPathComponent(".\(url.deletingPathExtension().lastPathComponent).partial-\(suffix).\(url.pathExtension)").path
-        let reader = try openReader(input, filter: filter)
+        let reader = try openReader(input, stream: nil, window: window, filter: filter)
         var muxer: UnsafeMutablePointer<AVFormatContext>?
         guard avformat_alloc_output_context2(&muxer, nil, kind.muxer, "file:" + temporary) >= 0, let context = muxer else {
             throw MediaError.writeFailed(path: output, reason: "no \(kind.muxer) muxer")
@@ -150,7 +154,11 @@ public enum AudioFiltering {
                 let status = av_interleaved_write_frame(context, packet.pointer)
                 guard status >= 0 else { throw MediaError.writeFailed(path: output, reason: ffmpegMessage(status)) }
             }
-            if let planes { try encoder.encode(planes, count: count, emit: write) } else { try encoder.finish(emit: write) }
+            if let planes {
+                try encoder.encode(planes, count: count, inputRate: reader.rate, inputLayout: &reader.layout, emit: write)
+            } else {
+                try encoder.finish(emit: write)
+            }
         }
         guard headerWritten, let encoder else { throw MediaError.corrupt(path: input, reason: "the audio stream holds no samples") }
         let status = av_write_trailer(context)
@@ -161,11 +169,14 @@ public enum AudioFiltering {
         return summary.encoded(with: encoder)
     }
 
-    /// Filters the audio track of `input` and encodes it for the video file `output` (its container
-    /// picks the codec: the input's own when the container takes it and FFmpeg can encode it, else AAC for
-    /// mp4 and mov, Opus for mkv and WebM).
-    public static func filterTrack(of input: String, for output: String, filter: any AudioFilter,
-                                   progress: (Double) throws -> Void = { _ in }) throws -> FilteredAudio {
+    /// Filters every audio stream of `input` (each through its own filter from `makeFilter`; `window`: a
+    /// part of it) and encodes each for the video file `output` (its container picks the codec: the
+    /// input's own when the container takes it and FFmpeg can encode it, else AAC for mp4 and mov, Opus
+    /// for mkv and WebM). Throws when the file has no audio stream or one cannot be decoded: an output
+    /// never leaves out audio the input has.
+    public static func filterTracks(of input: String, for output: String, makeFilter: () throws -> any AudioFilter,
+                                    window: AudioWindow? = nil,
+                                    progress: (Double) throws -> Void = { _ in }) throws -> [FilteredAudio] {
         guard let kind = MediaWriter.Kind(extension: (output as NSString).pathExtension) else {
             throw MediaError.unknownOutputExtension(path: output)
         }
@@ -179,8 +190,28 @@ public enum AudioFiltering {
         case .gif, .y4m, .png, .jpeg:
             throw MediaError.unsupportedFrame(path: output, reason: "\(kind.rawValue) holds no audio; write .mp4, .mkv, .webm, .mov, .ts or .avi")
         }
-        let reader = try openReader(input, filter: filter)
         guard let format = av_guess_format(muxer, nil, nil) else { throw MediaError.writeFailed(path: output, reason: "no \(muxer) muxer") }
+        let first = try openReader(input, stream: nil, window: window, filter: makeFilter())
+        // Every stream is opened (and so checked) before any is filtered.
+        let readers = try first.audioStreams.map { index in
+            index == Int(first.streamIndex) ? (first, try makeFilter()) : try {
+                let filter = try makeFilter()
+                return (try openReader(input, stream: index, window: window, filter: filter), filter)
+            }()
+        }
+        var results: [FilteredAudio] = []
+        for (position, (reader, filter)) in readers.enumerated() {
+            let share = 1 / Double(readers.count)
+            results.append(try filterTrack(reader, filter: filter, format: format, fallbacks: fallbacks, output: output) { fraction in
+                try progress((Double(position) + fraction) * share)
+            })
+        }
+        return results
+    }
+
+    /// One stream of `filterTracks`.
+    private static func filterTrack(_ reader: AudioFileReader, filter: any AudioFilter, format: UnsafePointer<AVOutputFormat>,
+                                    fallbacks: [String], output: String, progress: (Double) throws -> Void) throws -> FilteredAudio {
         let own = avcodec_find_encoder(reader.codecID).flatMap { codec in
             codec.pointee.capabilities & AV_CODEC_CAP_EXPERIMENTAL == 0
                 && avformat_query_codec(format, reader.codecID, FF_COMPLIANCE_NORMAL) == 1 ? codec : nil
@@ -201,10 +232,15 @@ public enum AudioFiltering {
                 }
                 packets.append(copy)
             }
-            if let planes { try encoder.encode(planes, count: count, emit: keep) } else { try encoder.finish(emit: keep) }
+            if let planes {
+                try encoder.encode(planes, count: count, inputRate: reader.rate, inputLayout: &reader.layout, emit: keep)
+            } else {
+                try encoder.finish(emit: keep)
+            }
         }
         guard let encoder, let parameters = avcodec_parameters_alloc() else {
-            throw MediaError.corrupt(path: input, reason: "the audio stream holds no samples")
+            throw MediaError.corrupt(path: reader.path, reason: "audio stream #\(reader.streamIndex) holds no samples"
+                                     + (reader.window == nil ? "" : " in the trimmed part"))
         }
         defer {
             var pointer: UnsafeMutablePointer<AVCodecParameters>? = parameters
@@ -219,11 +255,11 @@ public enum AudioFiltering {
         return FilteredAudio(track: track, summary: summary.encoded(with: encoder))
     }
 
-    /// A reader at the rate `filter` runs at for the stream.
-    private static func openReader(_ input: String, filter: any AudioFilter) throws -> AudioFileReader {
-        let probe = try AudioFileReader(path: input)
+    /// A reader of `stream` (nil: the best) at the rate `filter` runs at for it.
+    private static func openReader(_ input: String, stream: Int?, window: AudioWindow?, filter: any AudioFilter) throws -> AudioFileReader {
+        let probe = try AudioFileReader(path: input, stream: stream, window: window)
         let rate = filter.sampleRate(near: probe.sampleRate)
-        return rate == probe.sampleRate ? probe : try AudioFileReader(path: input, rate: rate)
+        return rate == probe.sampleRate ? probe : try AudioFileReader(path: input, rate: rate, stream: stream, window: window)
     }
 
     private static func encoderCodec(for reader: AudioFileReader, kind: AudioFileKind, output: String) throws -> UnsafePointer<AVCodec> {
@@ -240,12 +276,12 @@ public enum AudioFiltering {
     /// An encoder at the stream's own rate and layout, starting at the stream's first timestamp.
     private static func makeEncoder(_ codec: UnsafePointer<AVCodec>, reader: AudioFileReader, globalHeader: Bool,
                                     name: String) throws -> AudioEncoder {
-        let start = av_rescale_q(reader.startTimestamp ?? 0, reader.timeBase, AVRational(num: 1, den: Int32(clamping: reader.sampleRate)))
+        let start = reader.outputStartPts
         let preferred: AVSampleFormat? = String(cString: codec.pointee.name).hasPrefix("pcm_") ? nil
             : (reader.bitsPerSample > 16 ? AV_SAMPLE_FMT_S32 : nil)
         return try withUnsafePointer(to: &reader.layout) { layout in
-            try AudioEncoder(codec: codec, rate: reader.sampleRate, layout: layout, inputRate: reader.rate,
-                             preferredFormat: preferred, globalHeader: globalHeader, startPts: start, name: name)
+            try AudioEncoder(codec: codec, rate: reader.sampleRate, layout: layout, preferredFormat: preferred,
+                             globalHeader: globalHeader, startPts: start, name: name)
         }
     }
 

@@ -485,6 +485,10 @@ final class ContainerFrameWriter: FrameWriting {
         if accepts(source.parameters.pointee.codec_id) {
             return (OutputTrack(source: source, encoder: nil), outcome(.copied))
         }
+        if source.kind == .audio, avcodec_find_decoder(source.parameters.pointee.codec_id) == nil {
+            // Neither copied nor re-encoded: the video is written alone, with a warning.
+            return (nil, outcome(.dropped(reason: "no decoder for it, and \(recipe.muxer) cannot hold it as it is")))
+        }
         let encoders = source.kind == .audio ? recipe.audioEncoders
             : source.isTextSubtitle ? [recipe.subtitleEncoder].compactMap { $0 } : []
         for encoderName in encoders {

@@ -65,12 +65,11 @@ public final class LiveAudioTrack: RealtimeAudio, @unchecked Sendable {
         // The first block gives the stream's first timestamp, where the encoder's timestamps start.
         buffered = try reader.read(into: buffer)
         readerEnded = !buffered
-        let startTicks = reader.startTimestamp ?? 0
-        startSeconds = Double(startTicks) * av_q2d(reader.timeBase)
-        let startPts = av_rescale_q(startTicks, reader.timeBase, AVRational(num: 1, den: Int32(clamping: reader.sampleRate)))
+        startSeconds = Double(reader.startTimestamp ?? 0) * av_q2d(reader.timeBase)
+        let startPts = reader.outputStartPts
         do {
             encoder = try withUnsafePointer(to: &reader.layout) { layout in
-                try AudioEncoder(codec: codec, rate: reader.sampleRate, layout: layout, inputRate: reader.rate, preferredFormat: nil,
+                try AudioEncoder(codec: codec, rate: reader.sampleRate, layout: layout, preferredFormat: nil,
                                  globalHeader: format.pointee.flags & AVFMT_GLOBALHEADER != 0, startPts: startPts, name: sink)
             }
             encoderName = encoder.encoderName
@@ -174,7 +173,7 @@ public final class LiveAudioTrack: RealtimeAudio, @unchecked Sendable {
         let kept = min(buffer.frameCount - dropped, count)
         guard kept > 0 else { return }
         for channel in 0..<channels { planes[channel] = buffer.channel(channel) + dropped }
-        try encoder.encode(planes, count: kept, emit: push)
+        try encoder.encode(planes, count: kept, inputRate: reader.rate, inputLayout: &reader.layout, emit: push)
         written += kept
     }
 

@@ -99,10 +99,10 @@ public final class MediaWriter: FrameSink {
     ///     aspect ratio and pixel format are kept (give it before its first frame is read).
     ///   - options: codec, quality and rate settings; `options.frameRate` converts the rate, while the
     ///     source's own rate is the nominal one.
-    ///   - filteredAudio: an audio stream filtered by `AudioFiltering.filterTrack`, written in place of the
-    ///     source's stream it came from.
+    ///   - filteredAudio: audio streams filtered by `AudioFiltering.filterTracks`, each written in place of
+    ///     the source's stream it came from.
     public convenience init(path: String, source: MediaReader?, options: EncodingOptions = EncodingOptions(),
-                            filteredAudio: FilteredAudio? = nil) throws {
+                            filteredAudio: [FilteredAudio] = []) throws {
         try self.init(path: path, frameRate: source?.format.frameRate, source: source, options: options, filteredAudio: filteredAudio)
     }
 
@@ -115,7 +115,7 @@ public final class MediaWriter: FrameSink {
 
     /// `liveTracks`: tracks fed while the video is written (a live run's audio, `LiveAudioTrack`).
     init(path: String, frameRate nominalRate: FrameRate?, source: MediaReader?, options: EncodingOptions,
-         filteredAudio: FilteredAudio? = nil, liveTracks: [SourceTrack] = []) throws {
+         filteredAudio: [FilteredAudio] = [], liveTracks: [SourceTrack] = []) throws {
         self.path = path
         rateConverter = options.frameRate.map { FrameRateConverter(rate: $0) }
         frameLimit = options.frameLimit ?? .max

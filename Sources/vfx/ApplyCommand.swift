@@ -23,7 +23,8 @@ enum ApplyCommand {
           --filter CHAIN    filters in FFmpeg's syntax, e.g. "sepia,gaussian-blur:radius=5" (see vfx filters);
                             without it frames pass through unchanged
           --audio-filter CHAIN  audio filters, e.g. "noise-suppression,gain:db=3", on an audio file (wav, flac,
-                            mp3, ogg, opus, m4a) or a video's audio; rate, channel layout and length are kept
+                            mp3, ogg, opus, m4a) or every audio stream of a video; rate, channel layout and
+                            length are kept, and so is the trimming below
 
         encoding (FFmpeg's -c:v, -crf, -b:v, -preset, -pix_fmt, -r):
           --codec NAME      h264, hevc, vp9, av1, prores, ffv1 (default: h264; vp9 for .webm; gif for .gif)
@@ -154,7 +155,7 @@ enum ApplyCommand {
     /// a user can get wrong is checked before the first frame is decoded.
     static func transcode(input: String, output: String, chain: FilterChain, threads: Int?, quiet: Bool,
                           encoding: EncodingOptions = EncodingOptions(), trim: Trim = Trim(),
-                          filteredAudio: FilteredAudio? = nil) throws -> Outcome {
+                          filteredAudio: [FilteredAudio] = []) throws -> Outcome {
         let reader = try MediaReader(path: input, threads: threads ?? 0, trim: trim)
         if trim.skipFrames > 0 && reader.expectedFrameCount == 0 {
             throw ApplyError("\(input): has no frame \(trim.skipFrames) (frames are counted from 0)")

@@ -15,10 +15,14 @@ enum AudioApply {
     static func run(input: String, output: String, videoChain: String, settings: ApplyCommand.Settings) throws {
         let quiet = settings.quiet
         let chain = try AudioChain(parsing: settings.audioChain ?? "")
-        if settings.trim.start != nil || settings.trim.duration != nil || settings.trim.frames != nil || settings.trim.skipFrames > 0 {
-            throw UsageError("--audio-filter and audio outputs take the whole input: leave out --start, --duration, --frames and --frame")
-        }
         let video = try FilterChain(parsing: videoChain)
+        let audioOnly = AudioFileKind(path: output) != nil
+        if audioOnly, !video.filters.isEmpty { throw UsageError("--filter needs a video output; \(output) holds audio only") }
+        if audioOnly, settings.trim.frames != nil || settings.trim.skipFrames > 0 {
+            throw UsageError("--frames and --frame count video frames; \(output) holds audio only: cut it with --start and --duration")
+        }
+        if !settings.encoding.keepsAudio { throw UsageError("--audio-filter filters the audio that --no-audio leaves out: choose one") }
+        let window = try window(of: input, settings: settings)
         let bar = AudioProgressBar(label: ApplyCommand.displayName(output), enabled: !quiet && Terminal.isInteractive)
         let interrupt = InterruptHandler()
         defer { interrupt.restore() }
@@ -27,11 +31,11 @@ enum AudioApply {
             if interrupt.flag.isCancelled { throw RunCancelled() }
             bar.update(fraction)
         }
-        if AudioFileKind(path: output) != nil {
-            guard video.filters.isEmpty else { throw UsageError("--filter needs a video output; \(output) holds audio only") }
+        if audioOnly {
             let summary: AudioRunSummary
             do {
-                summary = try AudioFiltering.filterFile(input: input, output: output, filter: try chain.makeFilter(), progress: progress)
+                summary = try AudioFiltering.filterFile(input: input, output: output, filter: try chain.makeFilter(), window: window,
+                                                        progress: progress)
             } catch {
                 bar.finish()
                 throw error
@@ -40,9 +44,10 @@ enum AudioApply {
             if !quiet { Terminal.error("vfx: wrote \(output): " + describe(summary, chain: chain)) }
             return
         }
-        let filtered: FilteredAudio
+        let filtered: [FilteredAudio]
         do {
-            filtered = try AudioFiltering.filterTrack(of: input, for: output, filter: try chain.makeFilter(), progress: progress)
+            filtered = try AudioFiltering.filterTracks(of: input, for: output, makeFilter: { try chain.makeFilter() }, window: window,
+                                                       progress: progress)
         } catch {
             bar.finish()
             throw error
@@ -52,9 +57,33 @@ enum AudioApply {
         let result = try ApplyCommand.transcode(input: input, output: output, chain: video, threads: settings.threads, quiet: quiet,
                                                 encoding: settings.encoding, trim: settings.trim, filteredAudio: filtered)
         if !quiet {
+            let audio = filtered.map { (filtered.count > 1 ? "#\($0.inputIndex) " : "") + describe($0.summary, chain: chain) }
             Terminal.error(ApplyCommand.summary(output: output, format: result.format, stats: result.stats, tracks: [],
-                                                frames: result.framesWritten) + "; audio: " + describe(filtered.summary, chain: chain))
+                                                frames: result.framesWritten) + "; audio: " + audio.joined(separator: "; "))
         }
+    }
+
+    /// The part of the audio that goes with the trimmed video (or audio): from `--start` (plus `--frame`'s
+    /// frames), for `--duration` or as long as `--frames` frames last at the video's rate (or `--fps`).
+    static func window(of input: String, settings: ApplyCommand.Settings) throws -> AudioWindow? {
+        let trim = settings.trim
+        guard !trim.isEmpty || settings.encoding.frameLimit != nil else { return nil }
+        var window = AudioWindow(start: trim.start ?? 0, duration: trim.duration)
+        if trim.skipFrames > 0 || trim.frames != nil || settings.encoding.frameLimit != nil {
+            let sourceRate = try MediaReader(path: input).format.frameRate
+            guard let rate = sourceRate?.framesPerSecond, rate > 0 else {
+                throw ApplyError("\(input): has no frame rate to count --frames and --frame by; cut with --start and --duration")
+            }
+            window.start += Double(trim.skipFrames) / rate
+            var frames: Double?
+            if let limit = settings.encoding.frameLimit, let output = settings.encoding.frameRate?.framesPerSecond {
+                frames = Double(limit) / output
+            } else if let count = trim.frames ?? settings.encoding.frameLimit {
+                frames = Double(count) / rate
+            }
+            if let frames { window.duration = min(window.duration ?? .infinity, frames) }
+        }
+        return window
     }
 
     /// `20.00 s of 48000 Hz, 1 channel, pcm_s16le; filters noise-suppression at 48000 Hz: 310× real time, 1024 frames of latency compensated`

@@ -9,7 +9,8 @@ import VFXMedia
 /// call app's audio thread does), and FFmpeg's nearest filter on the same file (`ffmpeg -threads 1 -af …
 /// -f null -`, minus the same command without the filter). Times are CPU time (the filtering thread's;
 /// FFmpeg's process's), best of the repeats, so a busy machine does not count other programs' turns;
-/// speeds are in × real time.
+/// speeds are in × real time. The filtering thread's wall-clock time (best of the repeats) and the load
+/// average when the run ended are reported beside them: on a quiet machine wall and CPU time agree.
 ///
 /// ```sh
 /// vfx bench --audio-filter noise-suppression --input speech48k.wav --json
@@ -25,6 +26,9 @@ enum AudioBenchCommand {
         let latencyMilliseconds: Double
         let vfxSeconds: Double
         let vfxRealTime: Double
+        let vfxWallSeconds: Double
+        let vfxWallRealTime: Double
+        let loadAverage: Double?
         let ffmpegGraph: String?
         let ffmpegSeconds: Double?
         let ffmpegRealTime: Double?
@@ -33,7 +37,8 @@ enum AudioBenchCommand {
             case chain, input, block, channels, seconds
             case sampleRate = "sample_rate", latencyMilliseconds = "latency_ms", vfxSeconds = "vfx_seconds"
             case vfxRealTime = "vfx_realtime", ffmpegGraph = "ffmpeg_graph", ffmpegSeconds = "ffmpeg_seconds"
-            case ffmpegRealTime = "ffmpeg_realtime"
+            case ffmpegRealTime = "ffmpeg_realtime", vfxWallSeconds = "vfx_wall_seconds", vfxWallRealTime = "vfx_wall_realtime"
+            case loadAverage = "load_average"
         }
     }
 
@@ -62,11 +67,14 @@ enum AudioBenchCommand {
         let seconds = Double(frames) / Double(rate)
         let buffer = AudioBuffer(channels: channels, capacity: block, sampleRate: rate)
         var best = Double.infinity
+        var bestWall = Double.infinity
+        let clock = ContinuousClock()
         var latency = 0
         for _ in 0..<repeats {
             try filter.initialize(sampleRate: rate, channels: channels)
             latency = filter.latency
             let start = threadCPUSeconds()
+            let wallStart = clock.now
             var position = 0
             while position < frames {
                 let count = min(block, frames - position)
@@ -80,6 +88,8 @@ enum AudioBenchCommand {
                 position += count
             }
             best = min(best, threadCPUSeconds() - start)
+            let wall = clock.now - wallStart
+            bestWall = min(bestWall, Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18)
             filter.release()
         }
         var graph: String?
@@ -93,6 +103,7 @@ enum AudioBenchCommand {
         }
         let result = Result(chain: chain.description, input: input, sampleRate: rate, channels: channels, seconds: seconds, block: block,
                             latencyMilliseconds: Double(latency) / Double(rate) * 1000, vfxSeconds: best, vfxRealTime: seconds / best,
+                            vfxWallSeconds: bestWall, vfxWallRealTime: seconds / bestWall, loadAverage: loadAverage(),
                             ffmpegGraph: graph, ffmpegSeconds: ffmpegSeconds, ffmpegRealTime: ffmpegSeconds.map { seconds / $0 })
         if json {
             let encoder = JSONEncoder()
@@ -101,7 +112,9 @@ enum AudioBenchCommand {
             return
         }
         print("chain       \(result.chain)  (\(rate) Hz, \(channels) channel(s), \(String(format: "%.1f", seconds)) s, blocks of \(block), one thread)")
-        print(String(format: "vfx         %.4f s CPU  %.0f× real time, latency %.1f ms", best, result.vfxRealTime, result.latencyMilliseconds))
+        print(String(format: "vfx         %.4f s CPU  %.0f× real time (wall %.4f s, %.0f×), latency %.1f ms", best, result.vfxRealTime,
+                     bestWall, result.vfxWallRealTime, result.latencyMilliseconds))
+        if let load = result.loadAverage { print(String(format: "load        %.2f (1-minute average)", load)) }
         if let graph, let ffmpegSeconds, let realTime = result.ffmpegRealTime {
             print(String(format: "ffmpeg      %.4f s CPU beyond decoding  %.0f× real time  (-af %@)", ffmpegSeconds, realTime, graph))
         }
@@ -129,6 +142,12 @@ enum AudioBenchCommand {
         guard let floor = try best([]), let filtered = try best(["-af", graph]) else { return nil }
         // Below 1 ms beyond decoding the difference is rusage's resolution, not the filter.
         return filtered - floor > 0.001 ? filtered - floor : nil
+    }
+
+    /// The 1-minute load average, when the system says.
+    private static func loadAverage() -> Double? {
+        var loads = [Double](repeating: 0, count: 3)
+        return getloadavg(&loads, 3) >= 1 ? loads[0] : nil
     }
 
     /// CPU seconds the calling thread has used.

@@ -22,7 +22,7 @@ for engine in "${engines[@]}"; do
     for noise in white pink /usr/share/sounds/alsa/Noise.wav; do
         for snr in 0 5 10; do
             "$PY" "$SCORE" mix "$WORK/clean.wav" "$noise" "$snr" "$WORK/noisy.wav"
-            "$VFX" apply "$WORK/noisy.wav" -o "$WORK/out.wav" --audio-filter "noise-suppression:engine=$engine" --quiet
+            "$VFX" apply "$WORK/noisy.wav" -o "$WORK/out.wav" -y --audio-filter "noise-suppression:engine=$engine" --quiet
             "$PY" -W ignore "$SCORE" score "$WORK/clean.wav" "$WORK/noisy.wav" "$WORK/out.wav" | "$PY" -c "
 import json, sys
 r = json.load(sys.stdin)

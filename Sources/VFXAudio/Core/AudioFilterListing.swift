@@ -13,11 +13,7 @@ public enum AudioFilterListing {
         for spec in specs {
             lines.append("\(spec.name)  (audio)")
             lines.append("    \(spec.summary)")
-            for parameter in spec.parameters {
-                let value = parameter.defaultValue.map { "default \($0)" } ?? "required"
-                lines.append("    \(parameter.key.padding(toLength: 12, withPad: " ", startingAt: 0)) "
-                             + "\(parameter.kind.summary), \(value): \(parameter.summary)")
-            }
+            lines += spec.parameterLines
             lines.append("    e.g. --audio-filter \(spec.example)")
         }
         return lines.joined(separator: "\n")
@@ -35,11 +31,7 @@ public enum AudioFilterListing {
         var out = "| filter | what it does |\n| --- | --- |\n"
         for spec in specs { out += "| `\(spec.name)` | \(spec.summary) |\n" }
         for spec in specs {
-            out += "\n### \(spec.name)\n\n\(spec.summary)\n\n| parameter | kind | default | meaning |\n| --- | --- | --- | --- |\n"
-            for parameter in spec.parameters {
-                let value = parameter.defaultValue.map { "`\($0)`" } ?? "required"
-                out += "| `\(parameter.key)` | \(parameter.kind.summary) | \(value) | \(parameter.summary) |\n"
-            }
+            out += "\n### \(spec.name)\n\n\(spec.summary)\n\n" + spec.parameterMarkdown
             out += "\n```sh\nvfx apply in.wav -o out.wav --audio-filter '\(spec.example)'\n```\n\n```swift\nlet filter = \(spec.swift)\n```\n"
         }
         return out

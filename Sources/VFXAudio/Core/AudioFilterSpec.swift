@@ -13,7 +13,7 @@ import VFXFilters
 ///     example: "gain:db=-6", swift: "GainFilter(db: -6)"
 /// ) { GainFilter(db: $0.float("db")) }
 /// ```
-public struct AudioFilterSpec: Sendable {
+public struct AudioFilterSpec: ParameterTable {
     public let name: String
     /// One or two sentences: what the filter does.
     public let summary: String
@@ -38,9 +38,6 @@ public struct AudioFilterSpec: Sendable {
         self.ffmpeg = ffmpeg
         self.make = make
     }
-
-    /// The parameter named `key`.
-    public func parameter(_ key: String) -> ParameterSpec? { parameters.first { $0.key == key } }
 }
 
 /// Every audio filter, listed once. Chain parsing, `vfx filters` and `docs/audio.md` read this list.
@@ -48,7 +45,7 @@ public struct AudioFilterSpec: Sendable {
 /// ```swift
 /// AudioFilterRegistry.all.map(\.name)    // ["noise-suppression", "gain", …]
 /// ```
-public enum AudioFilterRegistry {
+public enum AudioFilterRegistry: FilterCatalog {
     public static let all: [AudioFilterSpec] = [.noiseSuppression, .gain, .agc, .highPass, .echo, .pitch, .robot]
 
     /// The filter called `name` (case-insensitive).
@@ -56,6 +53,10 @@ public enum AudioFilterRegistry {
         let lower = name.lowercased()
         return all.first { $0.name == lower }
     }
+
+    public static func unknownFilter(_ name: String) -> any Error { AudioFilterError.unknownFilter(name) }
+
+    public static func unknownParameter(filter: String, key: String) -> any Error { AudioFilterError.unknownParameter(filter: filter, key: key) }
 
     /// Up to three names close to `name`, for "did you mean".
     static func suggestions(for name: String) -> [String] {
@@ -70,7 +71,8 @@ public enum AudioFilterRegistry {
 /// try echo.set("delay", to: "300")
 /// print(echo)                          // echo:delay=300
 /// ```
-public struct AudioFilterDescription: Sendable, Hashable, CustomStringConvertible {
+public struct AudioFilterDescription: Sendable, Hashable, CustomStringConvertible, CatalogEntry {
+    public typealias Catalog = AudioFilterRegistry
     public let name: String
     /// The values given explicitly.
     public private(set) var values: [String: ParameterValue]
@@ -79,38 +81,19 @@ public struct AudioFilterDescription: Sendable, Hashable, CustomStringConvertibl
         guard let spec = AudioFilterRegistry.spec(named: name) else { throw AudioFilterError.unknownFilter(name) }
         self.name = spec.name
         self.values = [:]
-        for (key, value) in values {
-            guard let parameter = spec.parameter(key) else { throw AudioFilterError.unknownParameter(filter: spec.name, key: key) }
-            self.values[key] = try parameter.validate(value, filter: spec.name)
-        }
+        for (key, value) in values { self.values[key] = try checkedValue(for: key, value) }
         _ = try arguments()
     }
 
-    /// `spec` with no values yet (the chain parser fills them in, then checks for required ones).
-    init(empty spec: AudioFilterSpec) {
+    /// Values already checked against `spec`'s table (by the chain parser).
+    init(checked spec: AudioFilterSpec, _ values: [String: ParameterValue]) {
         name = spec.name
-        values = [:]
+        self.values = values
     }
-
-    public var spec: AudioFilterSpec? { AudioFilterRegistry.spec(named: name) }
 
     /// Sets `key` from text as the chain syntax gives it.
     public mutating func set(_ key: String, to text: String) throws {
-        guard let parameter = spec?.parameter(key) else { throw AudioFilterError.unknownParameter(filter: name, key: key) }
-        values[key] = try parameter.parse(text, filter: name)
-    }
-
-    /// Every parameter's value (given or default), or an error naming a required parameter left out.
-    public func arguments() throws -> FilterArguments {
-        guard let spec else { throw AudioFilterError.unknownFilter(name) }
-        var resolved: [String: ParameterValue] = [:]
-        for parameter in spec.parameters {
-            guard let value = values[parameter.key] ?? parameter.defaultValue else {
-                throw FilterError.missingParameter(filter: name, key: parameter.key)
-            }
-            resolved[parameter.key] = value
-        }
-        return FilterArguments(filter: name, values: resolved)
+        values[key] = try checkedValue(for: key, parsing: text)
     }
 
     /// A new filter for these values.
@@ -119,11 +102,7 @@ public struct AudioFilterDescription: Sendable, Hashable, CustomStringConvertibl
         return spec.make(try arguments())
     }
 
-    public var description: String {
-        let order = spec?.parameters.map(\.key) ?? values.keys.sorted()
-        let pairs = order.compactMap { key in values[key].map { "\(key)=\(FilterChain.quoted($0.description))" } }
-        return pairs.isEmpty ? name : name + ":" + pairs.joined(separator: ":")
-    }
+    public var description: String { chainText }
 }
 
 /// A list of audio filters in the video chains' syntax: `name:key=value:key=value,name2` (bare values in
@@ -142,33 +121,7 @@ public struct AudioChain: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses `text`; an empty or blank string is the empty chain.
     public init(parsing text: String) throws {
-        filters = try ChainSyntax.parse(text).map { parsed in
-            guard let spec = AudioFilterRegistry.spec(named: parsed.name) else { throw AudioFilterError.unknownFilter(parsed.name) }
-            var description = AudioFilterDescription(empty: spec)
-            var positional = 0
-            var seenKey = false
-            var given: Set<String> = []
-            for argument in parsed.arguments {
-                let key: String
-                if let named = argument.key {
-                    key = named
-                    seenKey = true
-                } else {
-                    if seenKey {
-                        throw FilterError.syntax(chain: text, reason: "\(spec.name): a bare value '\(argument.value)' after key=value")
-                    }
-                    guard positional < spec.parameters.count else {
-                        throw FilterError.tooManyValues(filter: spec.name, value: argument.value)
-                    }
-                    key = spec.parameters[positional].key
-                    positional += 1
-                }
-                guard given.insert(key).inserted else { throw FilterError.duplicateParameter(filter: spec.name, key: key) }
-                try description.set(key, to: argument.value)
-            }
-            _ = try description.arguments()
-            return description
-        }
+        filters = try ChainSyntax.parse(text, in: AudioFilterRegistry.self).map { AudioFilterDescription(checked: $0.spec, $0.values) }
     }
 
     public var description: String { filters.map(\.description).joined(separator: ",") }

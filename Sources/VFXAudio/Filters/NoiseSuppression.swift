@@ -7,7 +7,7 @@ import VFXFilters
 /// of two engines:
 /// - `rnnoise` (default): Xiph's RNNoise, a recurrent network trained on speech and noise (BSD-3-Clause,
 ///   loaded at run time from `librnnoise.so`, see `RNNoiseSuppressor`); 48 kHz, 30 ms latency. The better
-///   quality (docs/audio.md), at 10–30× real time on one core.
+///   quality (docs/audio.md), at about 30× real time on one core (on the library's 8-bit weights).
 /// - `spectral`: VideoFX's own OM-LSA suppressor with MCRA noise tracking (`SpectralNoiseSuppressor`),
 ///   any rate up to 48 kHz, 21 ms latency, ≥ 150× real time; removes less noise and keeps less speech.
 ///
@@ -298,7 +298,7 @@ extension AudioFilterSpec {
         parameters: [
             ParameterSpec("level", .number(0...60, unit: "dB"), default: 40, "the most the noise is lowered"),
             ParameterSpec("engine", .choice(NoiseSuppressionFilter.Engine.allCases.map(\.rawValue)), default: .text("rnnoise"),
-                          "rnnoise: best quality, 10–30× real time; spectral: own OM-LSA suppressor, ≥ 150× real time"),
+                          "rnnoise: best quality, about 30× real time; spectral: own OM-LSA suppressor, ≥ 150× real time"),
         ],
         example: "noise-suppression:level=40:engine=rnnoise", swift: "NoiseSuppressionFilter(level: 40, engine: .rnnoise)",
         ffmpeg: { _ in "afftdn" }

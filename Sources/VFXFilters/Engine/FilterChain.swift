@@ -21,33 +21,7 @@ public struct FilterChain: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses `text`; an empty or blank string is the empty chain.
     public init(parsing text: String) throws {
-        filters = try ChainSyntax.parse(text).map { parsed in
-            guard let spec = FilterRegistry.spec(named: parsed.name) else { throw FilterError.unknownFilter(parsed.name) }
-            var description = FilterDescription(builtIn: spec.name, [:])
-            var positional = 0
-            var seenKey = false
-            var given: Set<String> = []
-            for argument in parsed.arguments {
-                let key: String
-                if let named = argument.key {
-                    key = named
-                    seenKey = true
-                } else {
-                    if seenKey {
-                        throw FilterError.syntax(chain: text, reason: "\(spec.name): a bare value '\(argument.value)' after key=value")
-                    }
-                    guard positional < spec.parameters.count else {
-                        throw FilterError.tooManyValues(filter: spec.name, value: argument.value)
-                    }
-                    key = spec.parameters[positional].key
-                    positional += 1
-                }
-                guard given.insert(key).inserted else { throw FilterError.duplicateParameter(filter: spec.name, key: key) }
-                try description.set(key, to: argument.value)
-            }
-            _ = try description.arguments()
-            return description
-        }
+        filters = try ChainSyntax.parse(text, in: FilterRegistry.self).map { FilterDescription(builtIn: $0.spec.name, $0.values) }
     }
 
     /// The chain in its syntax (parses back to the same chain).

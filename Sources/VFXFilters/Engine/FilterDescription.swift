@@ -9,7 +9,8 @@
 /// try blur.set("radius", to: "7")
 /// print(blur)   // gaussian-blur:radius=7
 /// ```
-public struct FilterDescription: Sendable, Hashable, CustomStringConvertible {
+public struct FilterDescription: Sendable, Hashable, CustomStringConvertible, CatalogEntry {
+    public typealias Catalog = FilterRegistry
     public let name: String
     /// The values given explicitly (defaults are not stored, so `description` stays short).
     public private(set) var values: [String: ParameterValue]
@@ -32,38 +33,16 @@ public struct FilterDescription: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The filter's declaration.
-    public var spec: FilterSpec? { FilterRegistry.spec(named: name) }
-
     /// Sets `key` from text as the chain syntax gives it (`"0.5"`, `"#ff0000"`, `"0.5x0.5"`).
     public mutating func set(_ key: String, to text: String) throws {
-        guard let parameter = spec?.parameter(key) else { throw FilterError.unknownParameter(filter: name, key: key) }
-        values[key] = try parameter.parse(text, filter: name)
+        values[key] = try checkedValue(for: key, parsing: text)
     }
 
     /// Sets `key` to a typed value, checked against the table.
     public mutating func set(_ key: String, _ value: ParameterValue) throws {
-        guard let parameter = spec?.parameter(key) else { throw FilterError.unknownParameter(filter: name, key: key) }
-        values[key] = try parameter.validate(value, filter: name)
-    }
-
-    /// Every parameter's value (given or default), or an error naming a required parameter left out.
-    public func arguments() throws -> FilterArguments {
-        guard let spec else { throw FilterError.unknownFilter(name) }
-        var resolved: [String: ParameterValue] = [:]
-        for parameter in spec.parameters {
-            guard let value = values[parameter.key] ?? parameter.defaultValue else {
-                throw FilterError.missingParameter(filter: name, key: parameter.key)
-            }
-            resolved[parameter.key] = value
-        }
-        return FilterArguments(filter: name, values: resolved)
+        values[key] = try checkedValue(for: key, value)
     }
 
     /// The chain syntax for this filter: `name:key=value:key=value` in table order.
-    public var description: String {
-        let order = spec?.parameters.map(\.key) ?? values.keys.sorted()
-        let pairs = order.compactMap { key in values[key].map { "\(key)=\(FilterChain.quoted($0.description))" } }
-        return pairs.isEmpty ? name : name + ":" + pairs.joined(separator: ":")
-    }
+    public var description: String { chainText }
 }

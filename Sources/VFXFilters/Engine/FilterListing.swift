@@ -40,11 +40,7 @@ public enum FilterListing {
             let coreImage = spec.coreImage.map { "  (\($0))" } ?? ""
             lines.append("\(spec.name)\(coreImage)")
             lines.append("    \(spec.summary)")
-            for parameter in spec.parameters {
-                let value = parameter.defaultValue.map { "default \($0)" } ?? "required"
-                lines.append("    \(parameter.key.padding(toLength: 12, withPad: " ", startingAt: 0)) "
-                             + "\(parameter.kind.summary), \(value): \(parameter.summary)")
-            }
+            lines += spec.parameterLines
             lines.append("    e.g. \(spec.example)")
         }
         return lines
@@ -80,12 +76,7 @@ public enum FilterListing {
             if spec.parameters.isEmpty {
                 out += "No parameters.\n\n"
             } else {
-                out += "| parameter | kind | default | meaning |\n| --- | --- | --- | --- |\n"
-                for parameter in spec.parameters {
-                    let value = parameter.defaultValue.map { "`\($0)`" } ?? "required"
-                    out += "| `\(parameter.key)` | \(parameter.kind.summary) | \(value) | \(parameter.summary) |\n"
-                }
-                out += "\n"
+                out += spec.parameterMarkdown + "\n"
             }
             out += "Formats: \(spec.pixelFormats.map(\.rawValue).joined(separator: ", ")). "
             out += "Family: \(spec.family). Core Image: \(spec.coreImage ?? "none").\n\n"

@@ -9,7 +9,7 @@ import Foundation
 /// FilterRegistry.register([.temporalDenoise, .interpolate])   // from another module, once at startup
 /// FilterRegistry.all.map(\.name)
 /// ```
-public enum FilterRegistry {
+public enum FilterRegistry: FilterCatalog {
     public static let builtIns: [FilterSpec] = [
         // Tone effects (Color/ToneEffects.swift)
         .sepia, .mono, .thermal, .xRay, .invert, .falseColor, .colorMonochrome, .tint,
@@ -66,6 +66,10 @@ public enum FilterRegistry {
 
     /// The filter named `name` (case-insensitive), or nil.
     public static func spec(named name: String) -> FilterSpec? { catalog.withLock { $0.byName[name.lowercased()] } }
+
+    public static func unknownFilter(_ name: String) -> any Error { FilterError.unknownFilter(name) }
+
+    public static func unknownParameter(filter: String, key: String) -> any Error { FilterError.unknownParameter(filter: filter, key: key) }
 
     /// The catalog behind a lock: registration may happen on any thread.
     private struct Catalog {

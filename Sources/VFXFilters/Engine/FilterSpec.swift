@@ -13,7 +13,7 @@ import VFXPipeline
 ///     ) { _, _ in .color(.rgb { 1 - $0 }) }
 /// }
 /// ```
-public struct FilterSpec: Sendable {
+public struct FilterSpec: ParameterTable {
     public let name: String
     /// The family it is listed under (`vfx filters` groups by it): Core Image's categories.
     public let family: FilterFamily
@@ -48,9 +48,6 @@ public struct FilterSpec: Sendable {
         self.ffmpeg = ffmpeg
         self.makeStage = makeStage
     }
-
-    /// The parameter named `key`.
-    public func parameter(_ key: String) -> ParameterSpec? { parameters.first { $0.key == key } }
 }
 
 /// The family a filter is listed under, after Core Image's categories (`CICategoryColorAdjustment`…). Modules

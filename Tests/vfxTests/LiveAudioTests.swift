@@ -6,7 +6,7 @@ import VFXTestSupport
 @Suite(.serialized) struct LiveAudioTests {
     /// The 5.3 s clip with 5.1 AAC audio (scaled to 320x180) played live into an mp4, its audio through `gain:db=-6`: the file
     /// has the video and an AAC track; decoded, the audio equals FFmpeg's `volume=-6dB` of the source's audio
-    /// at lag 0 (SNR ≥ 20 dB: both are AAC-encoded; measured 35 dB) and is at least 15 dB
+    /// at lag 0 (SNR ≥ 20 dB: both are AAC-encoded; measured 35–39 dB) and is at least 15 dB
     /// worse 10 ms either way (so the test sees a sync error of 10 ms), and the audio lasts as long as the
     /// video (within one AAC frame and one video frame).
     @Test func audioGoesThroughItsChainInSync() throws {

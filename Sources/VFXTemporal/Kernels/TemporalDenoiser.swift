@@ -29,7 +29,6 @@ public final class TemporalDenoiser {
     private var newHistory: [PlaneStorage]
     private let prediction: [PlaneStorage]
     private let movedHistory: [PlaneStorage]
-    private let scratch: PlaneStorage
     private var field: MotionField?
     private var started = false
     /// The blend's thresholds and history limit (its sigma is set per plane on every frame).
@@ -59,7 +58,6 @@ public final class TemporalDenoiser {
         newHistory = planes()
         prediction = planes()
         movedHistory = planes()
-        scratch = PlaneStorage(width: width + 2, height: height + 2)
     }
 
     deinit { row.deallocate() }
@@ -86,7 +84,7 @@ public final class TemporalDenoiser {
                 var blend = self.blend
                 blend.sigma = index == 0 ? sigma.luma : sigma.chroma
                 blend.apply(current: input[index], prediction: prediction[index].plane, history: movedHistory[index].plane,
-                           output: state[index].plane, newHistory: newHistory[index].plane, scratch: scratch.plane)
+                           output: state[index].plane, newHistory: newHistory[index].plane)
                 var smoothing = self.smoothing
                 smoothing.sigma = blend.sigma
                 smoothing.apply(source: state[index].plane, history: newHistory[index].plane, output: output[index], row: row)

@@ -61,6 +61,30 @@ import VFXTestSupport
         #expect(Clip.psnr(Array(zip(out, frames))) > 38)
     }
 
+    @Test func noiselessFlatPictureStaysUnchanged() throws {
+        // A noiseless picture (flat areas and a ramp, as FFmpeg's testsrc2 has): the estimated σ is 0 and the
+        // filter must leave it as it is. (The spatial pass once divided 0 by 0 there and wrote black.)
+        let frames = (0..<6).map { index -> VideoFrame in
+            var frame = VideoFrame(format: .i420, width: 96, height: 64)
+            frame.timestamp = FrameRate(25).frameDuration.scaled(Int64(index), 1)
+            frame.withMutablePlanes { planes in
+                for (number, plane) in planes.enumerated() {
+                    for y in 0..<plane.height {
+                        for x in 0..<plane.width { plane.row(y)[x] = number > 0 ? 128 : x < plane.width / 2 ? 90 : UInt8(60 + x) }
+                    }
+                }
+            }
+            return frame
+        }
+        let stage = TemporalDenoiseProcessor(strength: nil)
+        let (_, out) = try run(stage, frames, rate: FrameRate(25))
+        #expect(stage.lastSigma.luma < 0.5, "estimated σ \(stage.lastSigma.luma)")
+        for (a, b) in zip(out, frames) {
+            let worst = zip(RawFrames.bytes(a), RawFrames.bytes(b)).map { abs(Int($0) - Int($1)) }.max() ?? 0
+            #expect(worst <= 1, "largest change \(worst) code values")
+        }
+    }
+
     @Test func interpolateDoublesAndKeepsOriginals() throws {
         let rate = FrameRate(30000, 1001)
         let all = try Clip.frames("carphone_pristine.mp4", count: 60, width: 176, height: 144, rate: rate)

@@ -140,6 +140,14 @@ import VFXTestSupport
         #expect(ours > blend + 0.2, "interpolated \(ours) dB, blend \(blend) dB")
     }
 
+    @Test func interpolateGivesTheSameFramesOnSeveralThreads() throws {
+        let frames = try Clip.frames("bikes.mp4", count: 4, width: 640, height: 272, rate: FrameRate(25))
+        let (_, one) = try run(InterpolateProcessor(factor: 2, fps: nil), frames, rate: FrameRate(25))
+        let (_, two) = try run(InterpolateProcessor(factor: 2, fps: nil, slices: SliceRunner(threads: 2)), frames, rate: FrameRate(25))
+        #expect(one.count == 8 && two.count == 8)
+        for (a, b) in zip(one, two) { #expect(RawFrames.bytes(a) == RawFrames.bytes(b)) }
+    }
+
     @Test func interpolateToAnotherRate() throws {
         let rate = FrameRate(25)
         let frames = try Clip.frames("bikes.mp4", count: 10, width: 640, height: 272, rate: rate)

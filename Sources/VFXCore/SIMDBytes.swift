@@ -79,12 +79,20 @@ public func lanewiseMax(_ a: SIMD16<Float>, _ b: SIMD16<Float>) -> SIMD16<Float>
 }
 
 /// Rounds values already in 0…255 to the nearest byte: adding 2²³ leaves the integer in the low mantissa bits.
+/// The lanes are narrowed one by one, which the optimizer turns into packs or shuffles (the standard library's
+/// `init(truncatingIfNeeded:)` between vector types stays a call when the caller is in another module).
 @inlinable @inline(__always) public func roundedBytes(_ values: SIMD16<Float>) -> SIMD16<UInt8> {
-    SIMD16<UInt8>(truncatingIfNeeded: unsafeBitCast(values + 8_388_608, to: SIMD16<UInt32>.self))
+    let bits = unsafeBitCast(values + 8_388_608, to: SIMD16<UInt32>.self)
+    var result = SIMD16<UInt8>()
+    for lane in 0..<16 { result[lane] = UInt8(truncatingIfNeeded: bits[lane]) }
+    return result
 }
 
 @inlinable @inline(__always) public func roundedBytes(_ values: SIMD8<Float>) -> SIMD8<UInt8> {
-    SIMD8<UInt8>(truncatingIfNeeded: unsafeBitCast(values + 8_388_608, to: SIMD8<UInt32>.self))
+    let bits = unsafeBitCast(values + 8_388_608, to: SIMD8<UInt32>.self)
+    var result = SIMD8<UInt8>()
+    for lane in 0..<8 { result[lane] = UInt8(truncatingIfNeeded: bits[lane]) }
+    return result
 }
 
 /// Clamps `values` to 0…255, rounds them to bytes and stores the first `count` at `pointer`.

@@ -97,13 +97,16 @@ public final class MediaWriter: FrameSink {
     /// - Parameters:
     ///   - source: the reader the frames come from: its audio and subtitle streams, colour tags, sample
     ///     aspect ratio and pixel format are kept (give it before its first frame is read).
+    ///   - frameRate: the frames' nominal rate when the filters change it (`interpolate` doubles it: give the
+    ///     chain's output rate); nil: the source's.
     ///   - options: codec, quality and rate settings; `options.frameRate` converts the rate, while the
-    ///     source's own rate is the nominal one.
+    ///     nominal rate above is the one the frames arrive at.
     ///   - filteredAudio: audio streams filtered by `AudioFiltering.filterTracks`, each written in place of
     ///     the source's stream it came from.
-    public convenience init(path: String, source: MediaReader?, options: EncodingOptions = EncodingOptions(),
-                            filteredAudio: [FilteredAudio] = []) throws {
-        try self.init(path: path, frameRate: source?.format.frameRate, source: source, options: options, filteredAudio: filteredAudio)
+    public convenience init(path: String, source: MediaReader?, frameRate: FrameRate? = nil,
+                            options: EncodingOptions = EncodingOptions(), filteredAudio: [FilteredAudio] = []) throws {
+        try self.init(path: path, frameRate: frameRate ?? source?.format.frameRate, source: source, options: options,
+                      filteredAudio: filteredAudio)
     }
 
     /// The writer with the default settings. `frameRate` defaults to what the frames' durations say

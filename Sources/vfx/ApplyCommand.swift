@@ -179,7 +179,9 @@ enum ApplyCommand {
         if !chain.filters.isEmpty { stages.append(chain.makeProcessor(threads: threads)) }
         let runner = OfflineRunner(source: reader, processor: stages.isEmpty ? nil : ProcessorChain(stages))
         let outputFormat = try runner.prepare()
-        let writer = try MediaWriter(path: output, source: reader, options: encoding, filteredAudio: filteredAudio)
+        // The chain's rate, not the reader's: `interpolate` emits more frames per second than it reads.
+        let writer = try MediaWriter(path: output, source: reader, frameRate: outputFormat.frameRate, options: encoding,
+                                     filteredAudio: filteredAudio)
         if writer.kind.isImage, let count = reader.expectedFrameCount, count > 1 {
             throw MediaError.unsupportedFrame(path: output, reason: "an image holds one frame, but \(input) has \(count); "
                                               + "pick one with --frame N, or write a video (.mp4, .mkv, .webm, .gif, .y4m)")

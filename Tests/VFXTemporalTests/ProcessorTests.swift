@@ -45,6 +45,18 @@ import VFXTestSupport
         #expect(after > 34.5, "denoised PSNR-Y \(after) dB (noisy \(before))")
     }
 
+    @Test func denoiseGivesTheSameFramesOnSeveralThreads() throws {
+        // The planes go to different threads after the motion search; nothing is shared, so the frames are
+        // the same byte for byte as on one thread.
+        let clean = try Clip.frames("bikes.mp4", count: 6, width: 640, height: 272, rate: FrameRate(25))
+        var generator = SplitMix(state: 3)
+        let noisy = clean.map { Clip.noisy($0, sigma: 10, generator: &generator) }
+        let (_, one) = try run(TemporalDenoiseProcessor(strength: nil), noisy, rate: FrameRate(25))
+        let (_, two) = try run(TemporalDenoiseProcessor(strength: nil, slices: SliceRunner(threads: 2)), noisy, rate: FrameRate(25))
+        #expect(one.count == 6 && two.count == 6)
+        for (a, b) in zip(one, two) { #expect(RawFrames.bytes(a) == RawFrames.bytes(b)) }
+    }
+
     @Test func denoiseFollowsMotionWithoutGhosts() throws {
         // Frames cut from a larger clean frame at a moving window: everything moves 3 px per frame. With no
         // noise the filter must keep the picture (a ghost would show as a large error).
@@ -59,6 +71,30 @@ import VFXTestSupport
         }
         let (_, out) = try run(TemporalDenoiseProcessor(strength: 4), frames, rate: FrameRate(25))
         #expect(Clip.psnr(Array(zip(out, frames))) > 38)
+    }
+
+    @Test func noiselessFlatPictureStaysUnchanged() throws {
+        // A noiseless picture (flat areas and a ramp, as FFmpeg's testsrc2 has): the estimated σ is 0 and the
+        // filter must leave it as it is. (The spatial pass once divided 0 by 0 there and wrote black.)
+        let frames = (0..<6).map { index -> VideoFrame in
+            var frame = VideoFrame(format: .i420, width: 96, height: 64)
+            frame.timestamp = FrameRate(25).frameDuration.scaled(Int64(index), 1)
+            frame.withMutablePlanes { planes in
+                for (number, plane) in planes.enumerated() {
+                    for y in 0..<plane.height {
+                        for x in 0..<plane.width { plane.row(y)[x] = number > 0 ? 128 : x < plane.width / 2 ? 90 : UInt8(60 + x) }
+                    }
+                }
+            }
+            return frame
+        }
+        let stage = TemporalDenoiseProcessor(strength: nil)
+        let (_, out) = try run(stage, frames, rate: FrameRate(25))
+        #expect(stage.lastSigma.luma < 0.5, "estimated σ \(stage.lastSigma.luma)")
+        for (a, b) in zip(out, frames) {
+            let worst = zip(RawFrames.bytes(a), RawFrames.bytes(b)).map { abs(Int($0) - Int($1)) }.max() ?? 0
+            #expect(worst <= 1, "largest change \(worst) code values")
+        }
     }
 
     @Test func interpolateDoublesAndKeepsOriginals() throws {
@@ -104,6 +140,14 @@ import VFXTestSupport
         #expect(ours > blend + 0.2, "interpolated \(ours) dB, blend \(blend) dB")
     }
 
+    @Test func interpolateGivesTheSameFramesOnSeveralThreads() throws {
+        let frames = try Clip.frames("bikes.mp4", count: 4, width: 640, height: 272, rate: FrameRate(25))
+        let (_, one) = try run(InterpolateProcessor(factor: 2, fps: nil), frames, rate: FrameRate(25))
+        let (_, two) = try run(InterpolateProcessor(factor: 2, fps: nil, slices: SliceRunner(threads: 2)), frames, rate: FrameRate(25))
+        #expect(one.count == 8 && two.count == 8)
+        for (a, b) in zip(one, two) { #expect(RawFrames.bytes(a) == RawFrames.bytes(b)) }
+    }
+
     @Test func interpolateToAnotherRate() throws {
         let rate = FrameRate(25)
         let frames = try Clip.frames("bikes.mp4", count: 10, width: 640, height: 272, rate: rate)
@@ -145,6 +189,18 @@ import VFXTestSupport
         let gain = Clip.psnr(ours) - Clip.psnr(theirs)
         // The target is +0.3 dB over Lanczos on the whole clip; on these 4 frames the margin is larger.
         #expect(gain >= 0.3, "super resolution \(Clip.psnr(ours)) dB, Lanczos \(Clip.psnr(theirs)) dB")
+    }
+
+    @Test func superResolutionGivesTheSameFramesOnSeveralThreads() throws {
+        // Slices split the rows of every pass; no pass reads what another slice of it writes, so the frames
+        // are the same byte for byte as on one thread.
+        let frame = try Clip.frames("bikes.mp4", count: 1, width: 640, height: 272, rate: FrameRate(25))[0]
+        let one = SuperResolutionProcessor(scale: 2), two = SuperResolutionProcessor(scale: 2, slices: SliceRunner(threads: 2))
+        _ = try one.configure(for: FrameFormat(of: frame))
+        _ = try two.configure(for: FrameFormat(of: frame))
+        let a = try one.frames(from: frame), b = try two.frames(from: frame)
+        #expect(a.count == 1 && b.count == 1 && a[0].width == 1280)
+        #expect(RawFrames.bytes(a[0]) == RawFrames.bytes(b[0]))
     }
 
     @Test func superResolutionHandlesOddChroma() throws {

@@ -11,6 +11,7 @@ extension FilterSpec {
     /// - `fps`: number 0…1000 (default 0: use `factor`): any output rate instead; each output time between
     ///   two inputs is made at its phase (an input frame itself where the time falls on it).
     /// - Formats: i420, gray8. Every output frame has its own timestamp and a duration of one output frame.
+    /// - Threads: the planes of a made frame are made side by side on the chain's threads, same output.
     ///
     /// Chain: `interpolate:factor=2` · Swift: `try FilterDescription.interpolate(factor: 2)`
     public static let interpolate = FilterSpec(
@@ -24,9 +25,10 @@ extension FilterSpec {
             let fps = arguments.number("fps")
             return "minterpolate=fps=\(fps > 0 ? "\(fps)" : "source_fps*\(arguments.integer("factor"))"):mi_mode=mci"
         }
-    ) { arguments, _ in
+    ) { arguments, context in
         let fps = arguments.number("fps")
-        return .processor(InterpolateProcessor(factor: arguments.integer("factor"), fps: fps > 0 ? fps : nil))
+        return .processor(InterpolateProcessor(factor: arguments.integer("factor"), fps: fps > 0 ? fps : nil,
+                                               slices: context.slices))
     }
 }
 
@@ -44,6 +46,8 @@ extension FilterDescription {
 public final class InterpolateProcessor: FrameProcessor {
     public let factor: Int
     public let fps: Double?
+    /// The planes of each made frame are split between its threads (the motion search stays on one).
+    public let slices: SliceRunner
     private var interpolator: FrameInterpolator?
     private var pool: BufferPool?
     private var inputRate: FrameRate?
@@ -54,14 +58,16 @@ public final class InterpolateProcessor: FrameProcessor {
     private var nextOutputTime: Double?
     private var outputStep: MediaTime?
 
-    public init(factor: Int, fps: Double?) {
+    public init(factor: Int, fps: Double?, slices: SliceRunner = SliceRunner(threads: 1)) {
         self.factor = max(2, factor)
         self.fps = fps
+        self.slices = slices
     }
 
     public func configure(for input: FrameFormat) throws -> FrameFormat {
         try checkTemporalInput(input, filter: "interpolate")
-        interpolator = FrameInterpolator(width: input.width, height: input.height, chroma: input.pixelFormat == .i420)
+        interpolator = FrameInterpolator(width: input.width, height: input.height, chroma: input.pixelFormat == .i420,
+                                         slices: slices)
         pool = BufferPool(format: input.pixelFormat, width: input.width, height: input.height)
         inputRate = input.frameRate
         previous = nil

@@ -7,6 +7,7 @@ extension FilterSpec {
     /// Lanczos on real footage. Each plane at its own resolution (4:2:0 chroma from its own samples).
     /// - `scale`: integer 2…4 (default 2).
     /// - Formats: i420, gray8. Frames out are `scale` times wider and taller, same timing and color.
+    /// - Threads: each pass over rows is split between the chain's threads (`--threads`), same output.
     ///
     /// Chain: `super-resolution:scale=2` · Swift: `try FilterDescription.superResolution(scale: 2)`
     public static let superResolution = FilterSpec(
@@ -16,8 +17,8 @@ extension FilterSpec {
         pixelFormats: [.i420, .gray8],
         example: "super-resolution:scale=2", swift: "try FilterDescription.superResolution(scale: 2)",
         ffmpeg: { arguments in "scale=iw*\(arguments.integer("scale")):ih*\(arguments.integer("scale")):flags=lanczos" }
-    ) { arguments, _ in
-        .processor(SuperResolutionProcessor(scale: arguments.integer("scale")))
+    ) { arguments, context in
+        .processor(SuperResolutionProcessor(scale: arguments.integer("scale"), slices: context.slices))
     }
 }
 
@@ -30,12 +31,15 @@ extension FilterDescription {
 /// The `super-resolution` stage: one frame in, one larger frame out.
 public final class SuperResolutionProcessor: VideoProcessor {
     public let scale: Int
+    /// Splits each plane's rows between threads (one thread: no hand-off at all).
+    public let slices: SliceRunner
     private var upscalers: [EdgeDirectedUpscaler] = []
     private var pool: BufferPool?
     private var input: FrameFormat?
 
-    public init(scale: Int) {
+    public init(scale: Int, slices: SliceRunner = SliceRunner(threads: 1)) {
         self.scale = min(max(scale, 2), 4)
+        self.slices = slices
     }
 
     public func configure(for input: FrameFormat) throws -> FrameFormat {
@@ -64,7 +68,7 @@ public final class SuperResolutionProcessor: VideoProcessor {
         var output = VideoFrame(buffer: pool.makeBuffer(), metadataFrom: frame)
         output.withMutablePlanes(pool: pool) { planes in
             for (index, target) in planes.enumerated() {
-                upscalers[min(index, upscalers.count - 1)].upscale(frame.plane(index), into: target)
+                upscalers[min(index, upscalers.count - 1)].upscale(frame.plane(index), into: target, slices: slices)
             }
         }
         return output

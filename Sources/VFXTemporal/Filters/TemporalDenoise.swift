@@ -14,6 +14,7 @@ extension FilterSpec {
     ///   it from the video itself (luma and chroma separately, on every 4th frame; the median of the last 9
     ///   estimates).
     /// - Formats: i420, gray8. Frames in: N; frames out: N, same timestamps.
+    /// - Threads: the planes are filtered side by side on the chain's threads (`--threads`), same output.
     ///
     /// Chain: `temporal-denoise` · Swift: `try FilterDescription.temporalDenoise()`
     public static let temporalDenoise = FilterSpec(
@@ -27,9 +28,9 @@ extension FilterSpec {
             let strength = arguments.number("strength")
             return strength > 0 ? "hqdn3d=luma_spatial=\(strength / 2.5)" : "hqdn3d"
         }
-    ) { arguments, _ in
+    ) { arguments, context in
         let strength = arguments.float("strength")
-        return .processor(TemporalDenoiseProcessor(strength: strength > 0 ? strength : nil))
+        return .processor(TemporalDenoiseProcessor(strength: strength > 0 ? strength : nil, slices: context.slices))
     }
 }
 
@@ -44,19 +45,22 @@ extension FilterDescription {
 public final class TemporalDenoiseProcessor: VideoProcessor {
     /// Fixed noise level, or nil to estimate it.
     public let strength: Float?
+    /// The planes' passes are split between its threads (the motion search stays on one).
+    public let slices: SliceRunner
     private var denoiser: TemporalDenoiser?
     private var pool: BufferPool?
     private var lumaNoise = NoiseTracker()
     private var chromaNoise = NoiseTracker()
     private var frameIndex = 0
 
-    public init(strength: Float?) {
+    public init(strength: Float?, slices: SliceRunner = SliceRunner(threads: 1)) {
         self.strength = strength
+        self.slices = slices
     }
 
     public func configure(for input: FrameFormat) throws -> FrameFormat {
         try checkTemporalInput(input, filter: "temporal-denoise")
-        denoiser = TemporalDenoiser(width: input.width, height: input.height, chroma: input.pixelFormat == .i420)
+        denoiser = TemporalDenoiser(width: input.width, height: input.height, chroma: input.pixelFormat == .i420, slices: slices)
         pool = BufferPool(format: input.pixelFormat, width: input.width, height: input.height)
         lumaNoise = NoiseTracker()
         chromaNoise = NoiseTracker()

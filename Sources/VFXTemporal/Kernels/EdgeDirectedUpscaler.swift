@@ -60,18 +60,20 @@ public final class EdgeDirectedUpscaler {
 
     /// Writes `high` (at most `scale` times `low` in each direction; samples past `scale ×` the low size
     /// repeat the edge) from `low`.
-    public func upscale(_ low: Plane, into high: Plane) {
+    /// `slices` splits each pass over rows between its threads (the result is the same with any count).
+    public func upscale(_ low: Plane, into high: Plane, slices: SliceRunner = SliceRunner(threads: 1)) {
         precondition(low.width * low.height <= capacity, "plane larger than the upscaler was made for")
-        classify(low)
-        if lanes == 4 { run(low, high, SIMD4<Float>.self) } else { run(low, high, SIMD16<Float>.self) }
+        classify(low, slices: slices)
+        if lanes == 4 { run(low, high, SIMD4<Float>.self, slices: slices) } else { run(low, high, SIMD16<Float>.self, slices: slices) }
     }
 
     /// The class of every low-resolution sample, as the training script computes it (the angle bin from the
     /// doubled-angle vector's octant, which is what the script's `arctan2` bins are, without the arctangent).
-    func classify(_ low: Plane) {
+    func classify(_ low: Plane, slices: SliceRunner = SliceRunner(threads: 1)) {
         let width = low.width, height = low.height
         let gx = gradients, gy = gradients + capacity
-        for y in 0..<height {
+        let work = 40 * width * height
+        slices.forEachSlice(of: height, work: work) { range, _ in for y in range {
             let row = low.row(y), up = low.row(max(y - 1, 0)), down = low.row(min(y + 1, height - 1))
             let ox = gx + y * width, oy = gy + y * width
             ox[0] = (Float(row[min(1, width - 1)]) - Float(row[0])) * 0.5
@@ -95,12 +97,14 @@ public final class EdgeDirectedUpscaler {
                 oy[x] = (Float(down[x]) - Float(up[x])) * 0.5
                 x += 1
             }
-        }
-        // Vertical [1 2 1] of the three products into padded rows, then horizontal [1 2 1], then the class.
+        } }
+        // Vertical [1 2 1] of the three products into padded rows (each slice its own), then horizontal
+        // [1 2 1], then the class.
+        slices.forEachSlice(of: height, work: work) { range, _ in
         let rows = UnsafeMutablePointer<Float>.allocate(capacity: 3 * (width + 2))
         defer { rows.deallocate() }
         let sxx = rows + 1, syy = rows + (width + 2) + 1, sxy = rows + 2 * (width + 2) + 1
-        for y in 0..<height {
+        for y in range {
             let a0 = gx + max(y - 1, 0) * width, a1 = gx + y * width, a2 = gx + min(y + 1, height - 1) * width
             let b0 = gy + max(y - 1, 0) * width, b1 = gy + y * width, b2 = gy + min(y + 1, height - 1) * width
             var x = 0
@@ -132,6 +136,7 @@ public final class EdgeDirectedUpscaler {
                 out[x] = EdgeDirectedUpscaler.classOf(xx: xx, yy: yy, xy: xy)
             }
         }
+        }
     }
 
     /// The class of a structure tensor: angle bin × 9 + strength bin × 3 + coherence bin.
@@ -157,21 +162,26 @@ public final class EdgeDirectedUpscaler {
         return UInt8((angle * 3 + strength) * 3 + coherence)
     }
 
-    private func run<V: SIMD>(_ low: Plane, _ high: Plane, _: V.Type) where V.Scalar == Float {
+    private func run<V: SIMD>(_ low: Plane, _ high: Plane, _: V.Type, slices: SliceRunner) where V.Scalar == Float {
         let width = low.width, height = low.height, scale = self.scale
         // The low plane as floats with two columns of edge samples on each side (in the gradient scratch,
         // which `classify` no longer needs).
         let paddedWidth = width + 4
         let samples = gradients
         precondition(paddedWidth * height <= 2 * capacity, "scratch too small for the padded plane")
-        for y in 0..<height {
-            let row = low.row(y), out = samples + y * paddedWidth + 2
-            for x in -2..<(width + 2) { out[x] = Float(row[min(max(x, 0), width - 1)]) }
+        let work = 26 * scale * scale * width * height
+        slices.forEachSlice(of: height, work: work) { range, _ in
+            for y in range {
+                let row = low.row(y), out = samples + y * paddedWidth + 2
+                for x in -2..<(width + 2) { out[x] = Float(row[min(max(x, 0), width - 1)]) }
+            }
         }
         filters.withUnsafeBufferPointer { table in
             let base = UnsafeRawPointer(table.baseAddress!)
             let stride = EdgeDirectedUpscaler.taps * MemoryLayout<V>.stride
-            for y in 0..<height {
+            // Each slice writes the output rows of its own low rows.
+            slices.forEachSlice(of: height, work: work) { range, _ in
+            for y in range {
                 let rows = (-2...2).map { samples + min(max(y + $0, 0), height - 1) * paddedWidth + 2 }
                 let (r0, r1, r2, r3, r4) = (rows[0], rows[1], rows[2], rows[3], rows[4])
                 let outputRows = (0..<scale).map { high.row(min(y * scale + $0, high.height - 1)) }
@@ -204,6 +214,7 @@ public final class EdgeDirectedUpscaler {
                         }
                     }
                 }
+            }
             }
         }
         // Samples past `scale ×` the low size (an odd chroma size) repeat the last computed row and column.

@@ -26,7 +26,11 @@ public final class FrameInterpolator {
     public var search = MotionSearch(range: 6, smoothness: 4)
     /// Whether occluded blocks take their pixels from one side only (true), or blend both like the rest.
     public var handlesOcclusions = true
-    private let compensation: OverlappedCompensation
+    /// One per plane (each has its own scratch), so the planes can be made side by side.
+    private let compensations: [OverlappedCompensation]
+    /// Makes the planes of an in-between frame on its threads, split between them (the motion search
+    /// stays on one).
+    public let slices: SliceRunner
     private var first: [Plane] = []
     private var second: [Plane] = []
     /// The in-between field of the current pair.
@@ -47,13 +51,17 @@ public final class FrameInterpolator {
     /// Disagreement, in pixels of the half-size plane, beyond which a forward and a backward vector do not come back to each other.
     public var consistency = 2
 
-    public init(width: Int, height: Int, chroma: Bool) {
+    public init(width: Int, height: Int, chroma: Bool, slices: SliceRunner = SliceRunner(threads: 1)) {
         self.width = width
         self.height = height
         self.chroma = chroma
+        self.slices = slices
         firstPyramid = PlanePyramid(width: width, height: height, count: 3)
         secondPyramid = PlanePyramid(width: width, height: height, count: 3)
-        compensation = OverlappedCompensation(width: width, height: height)
+        let chromaWidth = (width + 1) / 2, chromaHeight = (height + 1) / 2
+        compensations = [OverlappedCompensation(width: width, height: height)]
+            + (chroma ? [OverlappedCompensation(width: chromaWidth, height: chromaHeight),
+                         OverlappedCompensation(width: chromaWidth, height: chromaHeight)] : [])
     }
 
     /// Takes the next pair. When `first` is the previous pair's second frame (the usual stream), its pyramid
@@ -99,9 +107,12 @@ public final class FrameInterpolator {
             return
         }
         sides = handlesOcclusions ? sideWeights(field, phase: phase) : []
-        for index in output.indices {
-            compensation.predict(first: first[index], second: second[index], into: output[index], field: field, phase: phase,
-                                 sides: sides, divisor: index == 0 ? 1 : 2)
+        let sides = self.sides, first = self.first, second = self.second
+        slices.forEachSlice(of: output.count, work: 60 * width * height) { planes, _ in
+            for index in planes {
+                compensations[index].predict(first: first[index], second: second[index], into: output[index], field: field,
+                                             phase: phase, sides: sides, divisor: index == 0 ? 1 : 2)
+            }
         }
     }
 

@@ -126,63 +126,66 @@ public struct MotionSearch: Sendable {
         var field = MotionField(width: a.width, height: a.height, blockSize: blockSize)
         guard a.width >= blockSize && a.height >= blockSize else { return field }
         let evaluator = BlockCost(a: a, b: b, blockSize: blockSize, mode: mode)
-        let lambda = smoothness
+        // The exhaustive level (no parent) bounds its candidates by the blocks' sums.
+        let sums = parent == nil ? (a: BlockSums(a, blockSize: blockSize), b: BlockSums(b, blockSize: blockSize)) : nil
+        // The previous field's block under each block's centre (full-size coordinates), per column and row.
+        let scale = 1 << level
+        let predictorColumns = predictor.map { p in (0..<field.columns).map { p.column(ofX: (field.originX($0) + blockSize / 2) * scale) } }
+        let predictorRows = predictor.map { p in (0..<field.rows).map { p.row(ofY: (field.originY($0) + blockSize / 2) * scale) } }
         for row in 0..<field.rows {
             for column in 0..<field.columns {
-                let ox = field.originX(column), oy = field.originY(row)
-                var best = MotionVector.zero
-                var bestCost = Int.max, bestSAD = 0
-                var anchor = MotionVector.zero
-                func consider(_ v: MotionVector) {
-                    guard let sad = evaluator.cost(ox, oy, v) else { return }
-                    let cost = sad + lambda * (abs(v.x - anchor.x) + abs(v.y - anchor.y))
-                    if cost < bestCost { (best, bestCost, bestSAD) = (v, cost, sad) }
-                }
+                var block = BlockSearch(evaluator: evaluator, ox: field.originX(column), oy: field.originY(row), lambda: smoothness)
                 var temporal: MotionVector?
-                if let predictor {
+                if let predictor, let predictorColumns, let predictorRows {
                     // The previous field's vector at this block's centre, in this level's pixels.
-                    let scale = 1 << level
-                    let cx = (ox + blockSize / 2) * scale, cy = (oy + blockSize / 2) * scale
-                    let v = predictor[predictor.column(ofX: cx), predictor.row(ofY: cy)]
-                    temporal = MotionVector(x: v.x / scale, y: v.y / scale)
+                    let v = predictor[predictorColumns[column], predictorRows[row]]
+                    temporal = level == 0 ? v : MotionVector(x: v.x / scale, y: v.y / scale)
                 }
                 if let parent {
                     let pc = min(column / 2, parent.columns - 1), pr = min(row / 2, parent.rows - 1)
-                    anchor = parent[pc, pr].scaled(2)
-                    consider(anchor)
-                    if column > 0 { consider(field[column - 1, row]) }
-                    if row > 0 { consider(field[column, row - 1]) }
+                    block.anchor = parent[pc, pr].scaled(2)
+                    block.considerOnce(block.anchor)
+                    if column > 0 { block.considerOnce(field[column - 1, row]) }
+                    if row > 0 { block.considerOnce(field[column, row - 1]) }
                     if level > 0 || thoroughAtFullSize {
-                        if pc > 0 { consider(parent[pc - 1, pr].scaled(2)) }
-                        if pc + 1 < parent.columns { consider(parent[pc + 1, pr].scaled(2)) }
-                        if pr > 0 { consider(parent[pc, pr - 1].scaled(2)) }
-                        if pr + 1 < parent.rows { consider(parent[pc, pr + 1].scaled(2)) }
-                        if let temporal { consider(temporal) }
-                        consider(.zero)
+                        if pc > 0 { block.considerOnce(parent[pc - 1, pr].scaled(2)) }
+                        if pc + 1 < parent.columns { block.considerOnce(parent[pc + 1, pr].scaled(2)) }
+                        if pr > 0 { block.considerOnce(parent[pc, pr - 1].scaled(2)) }
+                        if pr + 1 < parent.rows { block.considerOnce(parent[pc, pr + 1].scaled(2)) }
+                        if let temporal { block.considerOnce(temporal) }
+                        block.considerOnce(.zero)
                     }
-                } else {
+                } else if let sums {
                     for dy in -range...range {
-                        for dx in -range...range { consider(MotionVector(x: dx, y: dy)) }
+                        for dx in -range...range { block.consider(MotionVector(x: dx, y: dy), sums: sums) }
                     }
                     if let temporal {
+                        // Around the previous field's vector, where the window above did not reach.
                         for dy in -1...1 {
-                            for dx in -1...1 { consider(MotionVector(x: temporal.x + dx, y: temporal.y + dy)) }
+                            for dx in -1...1 where abs(temporal.x + dx) > range || abs(temporal.y + dy) > range {
+                                block.consider(MotionVector(x: temporal.x + dx, y: temporal.y + dy), sums: sums)
+                            }
                         }
                     }
                 }
                 // Descent: move to the best of the 4 nearest neighbours until none is better.
+                // A step never goes back to where it came from (already tried, and worse).
                 if parent != nil {
+                    var from: MotionVector?
                     for _ in 0..<4 {
-                        let center = best
-                        consider(MotionVector(x: center.x - 1, y: center.y))
-                        consider(MotionVector(x: center.x + 1, y: center.y))
-                        consider(MotionVector(x: center.x, y: center.y - 1))
-                        consider(MotionVector(x: center.x, y: center.y + 1))
-                        if best == center { break }
+                        let center = block.best
+                        let left = MotionVector(x: center.x - 1, y: center.y), right = MotionVector(x: center.x + 1, y: center.y)
+                        let up = MotionVector(x: center.x, y: center.y - 1), down = MotionVector(x: center.x, y: center.y + 1)
+                        if left != from { block.consider(left) }
+                        if right != from { block.consider(right) }
+                        if up != from { block.consider(up) }
+                        if down != from { block.consider(down) }
+                        if block.best == center { break }
+                        from = center
                     }
                 }
-                field[column, row] = best
-                field.costs[row * field.columns + column] = Int32(clamping: bestSAD)
+                field[column, row] = block.best
+                field.costs[row * field.columns + column] = Int32(clamping: block.bestSAD)
             }
         }
         return medianSmoothed(field, evaluator)
@@ -225,34 +228,138 @@ struct BlockCost {
     let blockSize: Int
     let mode: MotionSearchMode
 
-    /// nil when the vector takes a block outside a plane.
+    /// The top-left corners of the two blocks that `v` pairs for the block at (ox, oy), nil when one lies
+    /// outside its plane.
     @inline(__always)
-    func cost(_ ox: Int, _ oy: Int, _ v: MotionVector) -> Int? {
+    func corners(_ ox: Int, _ oy: Int, _ v: MotionVector) -> (ax: Int, ay: Int, bx: Int, by: Int)? {
         var ax = ox, ay = oy, bx = ox + v.x, by = oy + v.y
         if case .symmetric = mode {
             let h = v.floorHalf
             (ax, ay) = (ox - h.x, oy - h.y)
             (bx, by) = (ax + v.x, ay + v.y)
         }
-        let limitX = a.width - blockSize, limitY = a.height - blockSize
-        guard ax >= 0, ay >= 0, bx >= 0, by >= 0, ax <= limitX, bx <= limitX, ay <= limitY, by <= limitY else { return nil }
+        // One unsigned comparison per coordinate: a negative one wraps above the limit.
+        let limitX = UInt(bitPattern: a.width - blockSize), limitY = UInt(bitPattern: a.height - blockSize)
+        guard UInt(bitPattern: ax) <= limitX, UInt(bitPattern: bx) <= limitX, UInt(bitPattern: ay) <= limitY,
+              UInt(bitPattern: by) <= limitY else { return nil }
+        return (ax, ay, bx, by)
+    }
+
+    /// nil when the vector takes a block outside a plane.
+    @inline(__always)
+    func cost(_ ox: Int, _ oy: Int, _ v: MotionVector) -> Int? {
+        guard let (ax, ay, bx, by) = corners(ox, oy, v) else { return nil }
         return Int(sad8x8(a.row(ay) + ax, a.bytesPerRow, b.row(by) + bx, b.bytesPerRow))
     }
 }
 
-/// Sum of absolute differences of two 8×8 blocks (two rows per 16-byte vector).
+/// The sum of every 8×8 block of a plane, by its top-left corner: `|sum(A) − sum(B)|` is a lower bound of
+/// the blocks' sum of absolute differences, so an exhaustive search skips, without changing its result, a
+/// candidate whose bound alone already costs more than the best so far (successive elimination).
+final class BlockSums {
+    let columns: Int
+    let rows: Int
+    private(set) var sums: [Int32]
+
+    init(_ plane: Plane, blockSize: Int) {
+        columns = max(0, plane.width - blockSize + 1)
+        rows = max(0, plane.height - blockSize + 1)
+        sums = Array(repeating: 0, count: columns * rows)
+        guard columns > 0 && rows > 0 else { return }
+        // Sums of `blockSize` samples along each row, then of `blockSize` of those down each column.
+        var across = Array(repeating: Int32(0), count: columns * plane.height)
+        for y in 0..<plane.height {
+            let row = plane.row(y)
+            var total: Int32 = 0
+            for x in 0..<blockSize { total += Int32(row[x]) }
+            across[y * columns] = total
+            for x in 1..<max(columns, 1) {
+                total += Int32(row[x + blockSize - 1]) - Int32(row[x - 1])
+                across[y * columns + x] = total
+            }
+        }
+        for x in 0..<columns {
+            var total: Int32 = 0
+            for y in 0..<blockSize { total += across[y * columns + x] }
+            sums[x] = total
+            for y in 1..<max(rows, 1) {
+                total += across[(y + blockSize - 1) * columns + x] - across[(y - 1) * columns + x]
+                sums[y * columns + x] = total
+            }
+        }
+    }
+
+    @inline(__always) subscript(x: Int, y: Int) -> Int32 { sums[y * columns + x] }
+}
+
+/// The search state of one block: the best candidate so far, its cost (match plus the smoothness penalty
+/// for straying from `anchor`) and its match alone. A value type, so the candidates' loop keeps it in
+/// registers.
+///
+/// `considerOnce` skips the vector that is already the best: the parent, the neighbours and the previous
+/// field often propose the same one, and trying it again cannot change the result.
+struct BlockSearch {
+    let evaluator: BlockCost
+    let ox: Int
+    let oy: Int
+    let lambda: Int
+    var anchor = MotionVector.zero
+    var best = MotionVector.zero
+    var bestCost = Int.max
+    var bestSAD = 0
+
+    init(evaluator: BlockCost, ox: Int, oy: Int, lambda: Int) {
+        self.evaluator = evaluator
+        self.ox = ox
+        self.oy = oy
+        self.lambda = lambda
+    }
+
+    /// Takes `v` when it costs less than the best so far (vectors that leave a plane are skipped).
+    @inline(__always)
+    mutating func consider(_ v: MotionVector) {
+        guard let sad = evaluator.cost(ox, oy, v) else { return }
+        let cost = sad + lambda * (abs(v.x - anchor.x) + abs(v.y - anchor.y))
+        if cost < bestCost { (best, bestCost, bestSAD) = (v, cost, sad) }
+    }
+
+    /// `consider`, unless the blocks' sums alone show that `v` cannot beat the best so far.
+    @inline(__always)
+    mutating func consider(_ v: MotionVector, sums: (a: BlockSums, b: BlockSums)) {
+        guard let (ax, ay, bx, by) = evaluator.corners(ox, oy, v) else { return }
+        let penalty = lambda * (abs(v.x - anchor.x) + abs(v.y - anchor.y))
+        let bound = Int(abs(sums.a[ax, ay] - sums.b[bx, by]))
+        if bound + penalty >= bestCost { return }
+        let sad = Int(sad8x8(evaluator.a.row(ay) + ax, evaluator.a.bytesPerRow, evaluator.b.row(by) + bx, evaluator.b.bytesPerRow))
+        let cost = sad + penalty
+        if cost < bestCost { (best, bestCost, bestSAD) = (v, cost, sad) }
+    }
+
+    /// `consider`, unless `v` is the best so far.
+    @inline(__always)
+    mutating func considerOnce(_ v: MotionVector) {
+        if v == best && bestCost != Int.max { return }
+        consider(v)
+    }
+}
+
+/// Sum of absolute differences of two 8×8 blocks, two rows per 16-byte vector. Written as a sum of
+/// |a − b| over widened lanes, which the optimizer turns into one `psadbw` per vector on x86-64.
 @inline(__always)
 func sad8x8(_ p: UnsafeMutablePointer<UInt8>, _ pStride: Int, _ q: UnsafeMutablePointer<UInt8>, _ qStride: Int) -> UInt32 {
-    var total = SIMD16<UInt16>(repeating: 0)
+    var total: Int32 = 0
     var p = UnsafeRawPointer(p), q = UnsafeRawPointer(q)
     for _ in 0..<4 {
         let x = SIMD16<UInt8>(lowHalf: p.loadUnaligned(as: SIMD8<UInt8>.self), highHalf: (p + pStride).loadUnaligned(as: SIMD8<UInt8>.self))
         let y = SIMD16<UInt8>(lowHalf: q.loadUnaligned(as: SIMD8<UInt8>.self), highHalf: (q + qStride).loadUnaligned(as: SIMD8<UInt8>.self))
-        total &+= widened(absoluteDifference(x, y))
+        for lane in 0..<16 {
+            let difference = Int32(x[lane]) &- Int32(y[lane])
+            total &+= difference < 0 ? 0 &- difference : difference
+        }
         p += 2 * pStride
         q += 2 * qStride
     }
-    return UInt32(total.wrappedSum())
+    return UInt32(total)
 }
 
 /// The median of nine values with a 19-exchange sorting network (branch-free min and max).

@@ -35,23 +35,26 @@ public struct SpatialSmoothing: Sendable {
         let k = SpatialSmoothing.taps
         let (k0, k1, k2) = (SIMD8<Float>(repeating: k[2]), SIMD8<Float>(repeating: k[1]), SIMD8<Float>(repeating: k[0]))
         let scale = SIMD8<Float>(repeating: tolerance * sigma * sigma * 16)   // history is in 1/16 frame
+        let tiny = SIMD8<Float>(repeating: .leastNormalMagnitude)
         let padded = row + 4
         for y in 0..<height {
-            let rows = (-2...2).map { source.row(min(max(y + $0, 0), height - 1)) }
+            @inline(__always) func clampedRow(_ offset: Int) -> UnsafeMutablePointer<UInt8> {
+                source.row(min(max(y + offset, 0), height - 1))
+            }
+            let rows = (clampedRow(-2), clampedRow(-1), clampedRow(0), clampedRow(1), clampedRow(2))
             // Vertical pass into the padded row (8-wide, the tail recomputed from the last full vector).
             var x = 0
             while x < width {
                 let at = width >= 8 ? min(x, width - 8) : x
                 if width < 8 {
-                    var sum: Float = 0
-                    for (index, r) in rows.enumerated() { sum += k[index] * Float(r[at]) }
-                    padded[at] = sum
+                    padded[at] = k[2] * Float(rows.2[at]) + k[1] * (Float(rows.1[at]) + Float(rows.3[at]))
+                        + k[0] * (Float(rows.0[at]) + Float(rows.4[at]))
                     x += 1
                     continue
                 }
-                let v = k0 * SIMD8<Float>(bytesAt: rows[2] + at)
-                    + k1 * (SIMD8<Float>(bytesAt: rows[1] + at) + SIMD8<Float>(bytesAt: rows[3] + at))
-                    + k2 * (SIMD8<Float>(bytesAt: rows[0] + at) + SIMD8<Float>(bytesAt: rows[4] + at))
+                let v = k0 * SIMD8<Float>(bytesAt: rows.2 + at)
+                    + k1 * (SIMD8<Float>(bytesAt: rows.1 + at) + SIMD8<Float>(bytesAt: rows.3 + at))
+                    + k2 * (SIMD8<Float>(bytesAt: rows.0 + at) + SIMD8<Float>(bytesAt: rows.4 + at))
                 UnsafeMutableRawPointer(padded + at).storeBytes(of: v, as: SIMD8<Float>.self)
                 x = at + 8
             }
@@ -66,8 +69,9 @@ public struct SpatialSmoothing: Sendable {
                 if width < 8 {
                     let g = k[2] * padded[at] + k[1] * (padded[at - 1] + padded[at + 1]) + k[0] * (padded[at - 2] + padded[at + 2])
                     let t = Float(s[at]), d = g - t
-                    let r2 = tolerance * sigma * sigma * 16 / max(Float(h[at]), 1)
-                    o[at] = UInt8(min(max((t + r2 / (r2 + d * d) * d).rounded(), 0), 255))
+                    let scale = tolerance * sigma * sigma * 16, n = max(Float(h[at]), 1)
+                    let a = scale / (scale + n * d * d + Float.leastNormalMagnitude)
+                    o[at] = UInt8(min(max((t + a * d).rounded(), 0), 255))
                     x += 1
                     continue
                 }
@@ -77,8 +81,9 @@ public struct SpatialSmoothing: Sendable {
                 let g = k0 * load(0) + k1 * (load(-1) + load(1)) + k2 * (load(-2) + load(2))
                 let t = SIMD8<Float>(bytesAt: s + at), d = g - t
                 let n = SIMD8<Float>(bytesAt: h + at).clamped(1, 255)
-                let r2 = scale / n
-                (o + at).store(roundedBytes((t + r2 / (r2 + d * d) * d).clamped(0, 255)))
+                // βr² / (βr² + d²) with r² = σ²/n, as one division; without noise (σ = 0) the sample stays.
+                let a = scale / (scale + n * d * d + tiny)
+                (o + at).store(roundedBytes((t + a * d).clamped(0, 255)))
                 x = at + 8
             }
         }

@@ -29,7 +29,6 @@ public final class TemporalDenoiser {
     private var newHistory: [PlaneStorage]
     private let prediction: [PlaneStorage]
     private let movedHistory: [PlaneStorage]
-    private let scratch: PlaneStorage
     private var field: MotionField?
     private var started = false
     /// The blend's thresholds and history limit (its sigma is set per plane on every frame).
@@ -42,10 +41,15 @@ public final class TemporalDenoiser {
     /// The last frame's motion field (nil before the second frame).
     public var lastField: MotionField? { field }
 
+    /// Runs the planes' passes on its threads after the (serial) motion search, the planes split between
+    /// them (with two: luma on one, chroma on the other); the planes share nothing but the field.
+    public let slices: SliceRunner
+
     /// A filter for `width`×`height` luma, plus two 4:2:0 chroma planes when `chroma` is true.
-    public init(width: Int, height: Int, chroma: Bool) {
+    public init(width: Int, height: Int, chroma: Bool, slices: SliceRunner = SliceRunner(threads: 1)) {
         self.width = width
         self.height = height
+        self.slices = slices
         var sizes = [(width, height)]
         if chroma { sizes += [((width + 1) / 2, (height + 1) / 2), ((width + 1) / 2, (height + 1) / 2)] }
         planeSizes = sizes
@@ -54,12 +58,11 @@ public final class TemporalDenoiser {
         func planes() -> [PlaneStorage] { sizes.map { PlaneStorage(width: $0.0, height: $0.1) } }
         previous = planes()
         state = planes()
-        row = .allocate(capacity: width + 16)
+        row = .allocate(capacity: 3 * (width + 16))   // a smoothing row for each slice (at most one per plane)
         history = planes()
         newHistory = planes()
         prediction = planes()
         movedHistory = planes()
-        scratch = PlaneStorage(width: width + 2, height: height + 2)
     }
 
     deinit { row.deallocate() }
@@ -78,7 +81,12 @@ public final class TemporalDenoiser {
         if started {
             let field = search.estimate(from: current, to: reference, mode: .forward, predictor: self.field)
             self.field = field
-            for index in planeSizes.indices {
+            let work = 40 * width * height
+            let history = history, newHistory = newHistory, previous = previous, state = state
+            // At most one slice per plane; each smooths with its own scratch row.
+            slices.forEachSlice(of: planeSizes.count, work: work) { planes, slice in
+            let row = self.row + slice * (width + 16)
+            for index in planes {
                 let divisor = index == 0 ? 1 : 2
                 compensate(previous[index].plane, into: prediction[index].plane, field: field, divisor: divisor)
                 compensate(history[index].plane, into: movedHistory[index].plane, field: field, divisor: divisor)
@@ -86,13 +94,14 @@ public final class TemporalDenoiser {
                 var blend = self.blend
                 blend.sigma = index == 0 ? sigma.luma : sigma.chroma
                 blend.apply(current: input[index], prediction: prediction[index].plane, history: movedHistory[index].plane,
-                           output: state[index].plane, newHistory: newHistory[index].plane, scratch: scratch.plane)
+                           output: state[index].plane, newHistory: newHistory[index].plane)
                 var smoothing = self.smoothing
                 smoothing.sigma = blend.sigma
                 smoothing.apply(source: state[index].plane, history: newHistory[index].plane, output: output[index], row: row)
             }
-            swap(&history, &newHistory)
-            swap(&previous, &state)
+            }
+            swap(&self.history, &self.newHistory)
+            swap(&self.previous, &self.state)
         } else {
             for index in planeSizes.indices {
                 input[index].copy(to: previous[index].plane)

@@ -274,7 +274,8 @@ struct Y4MClip {
 /// Every filter of the catalog timed in one run with its example's parameters (files it reads are made in the
 /// workspace: a `.cube` grade, a 256×256 logo with alpha, a gradient ramp, a mask), beside FFmpeg's equivalent
 /// graph where the filter has one (`FilterSpec.ffmpeg`): ratio beyond FFmpeg's read/write floor, as `run` does for
-/// one chain; the others in milliseconds per frame.
+/// one chain; the others in milliseconds per frame. `overlay` and `text` have a second row each for the issue's
+/// per-frame targets (the logo at 256×256; a running timecode in the default style).
 ///
 /// ```swift
 /// let rows = try FilterBenchmark.catalog(.init(width: 1920, height: 1080))
@@ -329,13 +330,21 @@ extension FilterBenchmark {
         }
         var entries: [CatalogEntry] = []
         let count = Double(frames.frames.count)
+        // Each filter's own example (parameters that do something); `overlay` and `text` also as the per-frame
+        // targets name them: the 256×256 logo at its own size, a running timecode with the defaults (size 48, outline 2).
+        var runs: [(FilterSpec, String)] = []
         for spec in FilterRegistry.all where options.only.isEmpty || options.only.contains(where: { spec.name.contains($0) }) {
+            runs.append((spec, spec.example))
+            if spec.name == "overlay" { runs.append((spec, "overlay:file=logo.png:position=0.85x0.05:scale=1")) }
+            if spec.name == "text" { runs.append((spec, "text:text={timecode}")) }
+        }
+        for (spec, example) in runs {
             // The clip is I420; filters that need other frames (mask-to-alpha: RGBA) are left out.
             guard spec.pixelFormats.contains(.i420) else { continue }
-            // The filter's own example (parameters that do something), with the files it reads made here.
-            var description = try FilterChain(parsing: spec.example).filters.first { $0.name == spec.name } ?? FilterDescription(spec.name)
+            // The example, with the files it reads made here.
+            var description = try FilterChain(parsing: example).filters.first { $0.name == spec.name } ?? FilterDescription(spec.name)
             for parameter in spec.parameters {
-                guard case .file(let extensions) = parameter.kind, parameter.defaultValue == nil || spec.example.contains("\(parameter.key)=") else { continue }
+                guard case .file(let extensions) = parameter.kind, parameter.defaultValue == nil || example.contains("\(parameter.key)=") else { continue }
                 let file = extensions.contains("cube") ? files.cube : spec.name == "overlay" ? files.logo
                     : spec.name == "color-map" ? files.ramp : files.mask
                 try description.set(parameter.key, .text(file))

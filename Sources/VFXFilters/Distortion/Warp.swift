@@ -165,26 +165,43 @@ struct WarpTable: @unchecked Sendable {
 
     func run(row y: Int, source: Plane, target: Plane) {
         let output = target.row(y)
-        let c = channels, stride = stepY ? source.bytesPerRow : 0
+        let c = channels, stride = stepY ? source.bytesPerRow : 0, stepX = self.stepX
         let base = y * width
+        let sourceBase = UnsafePointer(source.baseAddress), bytesPerRow = source.bytesPerRow
+        /// Bilinear mix of the 2×2 samples from `top` (weights toward the next column and row in 1/256).
+        @inline(__always) func mix(_ top: UnsafePointer<UInt8>, _ fx: UInt32, _ fy: UInt32) -> UInt8 {
+            let upper = UInt32(top[0]) * (256 - fx) + UInt32(top[stepX]) * fx
+            let lower = UInt32(top[stride]) * (256 - fx) + UInt32(top[stride + stepX]) * fx
+            return UInt8(truncatingIfNeeded: (upper * (256 - fy) + lower * fy + 32768) >> 16)
+        }
         xs.withUnsafeBufferPointer { xs in
             ys.withUnsafeBufferPointer { ys in
                 weights.withUnsafeBufferPointer { weights in
+                    guard let xs = xs.baseAddress.map({ $0 + base }), let ys = ys.baseAddress.map({ $0 + base }),
+                          let weights = weights.baseAddress.map({ $0 + base }) else { return }
+                    if c == 1 {
+                        // One byte per sample (every plane of I420, gray, NV12's luma): no inner channel loop.
+                        let fill = self.fill[0]
+                        for x in 0..<width {
+                            let sx = Int(xs[x])
+                            if sx < 0 {
+                                output[x] = fill
+                                continue
+                            }
+                            let packed = weights[x]
+                            output[x] = mix(sourceBase + Int(ys[x]) * bytesPerRow + sx, packed & 0xffff, packed >> 16)
+                        }
+                        return
+                    }
                     for x in 0..<width {
-                        let sx = Int(xs[base + x])
+                        let sx = Int(xs[x])
                         if sx < 0 {
                             for k in 0..<c { output[x * c + k] = fill[k] }
                             continue
                         }
-                        let packed = weights[base + x]
-                        let fx = packed & 0xffff, fy = packed >> 16
-                        let top = source.row(Int(ys[base + x])) + sx * c
-                        let bottom = top + stride
-                        for k in 0..<c {
-                            let upper = UInt32(top[k]) * (256 - fx) + UInt32(top[k + stepX]) * fx
-                            let lower = UInt32(bottom[k]) * (256 - fx) + UInt32(bottom[k + stepX]) * fx
-                            output[x * c + k] = UInt8(truncatingIfNeeded: (upper * (256 - fy) + lower * fy + 32768) >> 16)
-                        }
+                        let packed = weights[x]
+                        let top = sourceBase + Int(ys[x]) * bytesPerRow + sx * c
+                        for k in 0..<c { output[x * c + k] = mix(top + k, packed & 0xffff, packed >> 16) }
                     }
                 }
             }

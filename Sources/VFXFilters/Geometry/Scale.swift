@@ -95,7 +95,8 @@ struct ResamplingTaps: Sendable {
 
 /// The stage of `scale`: per plane and output row, a vertical pass (sixteen source samples per vector, from bytes)
 /// into a row of floats, then a horizontal pass over that row in blocks of eight output samples (`BlockTaps`), fused
-/// so the intermediate row stays in the first-level cache. Taps are made at configure time.
+/// so the intermediate row stays in the first-level cache; both keep several independent multiply-add chains in
+/// flight. Taps are made at configure time.
 final class ScaleProcessor: VideoProcessor {
     /// The format `configure` sized the buffers for.
     private var configured: FrameFormat?
@@ -226,29 +227,52 @@ struct PlaneScaler: Sendable {
                 down.weights.withUnsafeBufferPointer { verticalWeights in
                     across.starts.withUnsafeBufferPointer { starts in
                         across.weights.withUnsafeBufferPointer { blockWeights in
-                            guard let blockWeights = blockWeights.baseAddress else { return }
+                            guard let blockWeights = blockWeights.baseAddress, let indices = indices.baseAddress,
+                                  let verticalWeights = verticalWeights.baseAddress else { return }
                             for y in rows {
+                                let rowTaps = indices + y * taps, rowWeights = verticalWeights + y * taps
+                                // Vertical: 32 samples per step (four independent chains of multiply-adds), then 16.
                                 var index = 0
+                                while index + 32 <= sourceSamples {
+                                    var first = SIMD16<Float>(), second = SIMD16<Float>()
+                                    for k in 0..<taps {
+                                        let row = source.row(Int(rowTaps[k])) + index, weight = rowWeights[k]
+                                        first = first.addingProduct(loadBytes(row), weight)
+                                        second = second.addingProduct(loadBytes(row + 16), weight)
+                                    }
+                                    first.store(to: line + index)
+                                    second.store(to: line + index + 16)
+                                    index += 32
+                                }
                                 while index < sourceSamples {
                                     let count = min(16, sourceSamples - index)
                                     var sum = SIMD16<Float>()
                                     for k in 0..<taps {
-                                        sum = sum.addingProduct(loadBytes(source.row(Int(indices[y * taps + k])) + index, count: count),
-                                                                verticalWeights[y * taps + k])
+                                        sum = sum.addingProduct(loadBytes(source.row(Int(rowTaps[k])) + index, count: count), rowWeights[k])
                                     }
                                     sum.store(to: line + index)
                                     index += 16
                                 }
+                                // Horizontal: each block's span in four interleaved chains.
                                 let output = target.row(y)
                                 var block = 0, sample = 0
                                 while sample < outSamples {
                                     let input = line + starts[block]
-                                    var weights = blockWeights + block * span * 8
-                                    var sum = SIMD8<Float>()
-                                    for j in 0..<span {
-                                        sum = sum.addingProduct(SIMD8<Float>(loadingFrom: weights), input[j])
-                                        weights += 8
+                                    let weights = blockWeights + block * span * 8
+                                    var sums = (SIMD8<Float>(), SIMD8<Float>(), SIMD8<Float>(), SIMD8<Float>())
+                                    var j = 0
+                                    while j + 4 <= span {
+                                        sums.0 = sums.0.addingProduct(SIMD8<Float>(loadingFrom: weights + 8 * j), input[j])
+                                        sums.1 = sums.1.addingProduct(SIMD8<Float>(loadingFrom: weights + 8 * j + 8), input[j + 1])
+                                        sums.2 = sums.2.addingProduct(SIMD8<Float>(loadingFrom: weights + 8 * j + 16), input[j + 2])
+                                        sums.3 = sums.3.addingProduct(SIMD8<Float>(loadingFrom: weights + 8 * j + 24), input[j + 3])
+                                        j += 4
                                     }
+                                    while j < span {
+                                        sums.0 = sums.0.addingProduct(SIMD8<Float>(loadingFrom: weights + 8 * j), input[j])
+                                        j += 1
+                                    }
+                                    let sum = (sums.0 + sums.1) + (sums.2 + sums.3)
                                     let bytes = roundedBytes(sum.clamped(0, 255))
                                     if sample + 8 <= outSamples {
                                         (output + sample).store(bytes)

@@ -134,7 +134,7 @@ func reversePixels(_ source: UnsafePointer<UInt8>, into target: UnsafeMutablePoi
 }
 
 /// The stage of `rotate`: quarter turns by exact index mapping (half a turn as reversed rows; the transposing ones as
-/// 8×8 byte-block transposes on planes of one byte per sample, in 32×32 tiles otherwise), other angles by bilinear
+/// 8×8 byte-block transposes, four at once, on planes of one byte per sample, in 32×32 tiles otherwise), other angles by bilinear
 /// sampling about the centre; output buffers come from a pool.
 final class RotateProcessor: VideoProcessor {
     /// The format `configure` sized the buffers for.
@@ -208,60 +208,99 @@ final class RotateProcessor: VideoProcessor {
     func release() { pool = nil }
 }
 
-/// Output rows `rows` of a plane of one byte per sample turned a quarter turn clockwise (or counter-clockwise): the
-/// source is read as 8×8 blocks of eight 8-byte rows, each block transposed in registers (three rounds of masked
-/// swaps between rows 4, 2 and 1 apart) and stored as eight 8-byte output rows (byte-reversed for the clockwise
-/// turn). Output rows go in strips of 64 so each source row's cache line serves eight blocks. The edges that do not
+/// Output rows `rows` of a plane of one byte per sample turned a quarter turn clockwise (or counter-clockwise). The
+/// source is read as 8×8 blocks, four side by side at once: row j of the four blocks is one 32-byte load, kept as four
+/// 64-bit lanes, so the transpose (three rounds of masked swaps between rows 4, 2 and 1 apart) runs on all four blocks
+/// lane by lane with no shuffles; each lane of each result is one 8-byte output row (byte-reversed for the clockwise
+/// turn). Output rows left over below a multiple of 32 take the same steps one block at a time; the columns that do not
 /// fill a block go through `quarterTurn`. Exact.
 private func quarterTurnBytes(_ source: Plane, into target: Plane, clockwise: Bool, rows: Range<Int>) {
     let lastX = source.width - 1, lastY = source.height - 1
     let blockRowsEnd = rows.lowerBound + rows.count / 8 * 8
     let blockColumnsEnd = target.width / 8 * 8
     let sourceBase = UnsafeRawPointer(source.baseAddress), stride = source.bytesPerRow
-    var stripStart = rows.lowerBound
-    while stripStart < blockRowsEnd {
-        let stripEnd = min(stripStart + 64, blockRowsEnd)
-        var x0 = 0
-        while x0 < blockColumnsEnd {
-            var y0 = stripStart
-            while y0 < stripEnd {
-                // The source block: 8 columns from sx, 8 rows from sy (output row ↔ source column, column ↔ row).
-                let sx = clockwise ? y0 : lastX - y0 - 7
-                let sy = clockwise ? lastY - x0 - 7 : x0
-                let block = sourceBase + sy * stride + sx
-                var r0 = block.loadUnaligned(as: UInt64.self), r1 = block.loadUnaligned(fromByteOffset: stride, as: UInt64.self)
-                var r2 = block.loadUnaligned(fromByteOffset: 2 * stride, as: UInt64.self)
-                var r3 = block.loadUnaligned(fromByteOffset: 3 * stride, as: UInt64.self)
-                var r4 = block.loadUnaligned(fromByteOffset: 4 * stride, as: UInt64.self)
-                var r5 = block.loadUnaligned(fromByteOffset: 5 * stride, as: UInt64.self)
-                var r6 = block.loadUnaligned(fromByteOffset: 6 * stride, as: UInt64.self)
-                var r7 = block.loadUnaligned(fromByteOffset: 7 * stride, as: UInt64.self)
-                // After the swaps, byte j of r_i is source (column sx + i, row sy + j).
-                swapBlocks(&r0, &r4, shift: 32, mask: 0x0000_0000_FFFF_FFFF)
-                swapBlocks(&r1, &r5, shift: 32, mask: 0x0000_0000_FFFF_FFFF)
-                swapBlocks(&r2, &r6, shift: 32, mask: 0x0000_0000_FFFF_FFFF)
-                swapBlocks(&r3, &r7, shift: 32, mask: 0x0000_0000_FFFF_FFFF)
-                swapBlocks(&r0, &r2, shift: 16, mask: 0x0000_FFFF_0000_FFFF)
-                swapBlocks(&r1, &r3, shift: 16, mask: 0x0000_FFFF_0000_FFFF)
-                swapBlocks(&r4, &r6, shift: 16, mask: 0x0000_FFFF_0000_FFFF)
-                swapBlocks(&r5, &r7, shift: 16, mask: 0x0000_FFFF_0000_FFFF)
-                swapBlocks(&r0, &r1, shift: 8, mask: 0x00FF_00FF_00FF_00FF)
-                swapBlocks(&r2, &r3, shift: 8, mask: 0x00FF_00FF_00FF_00FF)
-                swapBlocks(&r4, &r5, shift: 8, mask: 0x00FF_00FF_00FF_00FF)
-                swapBlocks(&r6, &r7, shift: 8, mask: 0x00FF_00FF_00FF_00FF)
-                // Clockwise: output row y0 + i is source column sx + i, its columns the source rows bottom-up.
-                // Counter-clockwise: output row y0 + 7 − i is source column sx + i, its columns the rows top-down.
-                @inline(__always) func store(_ i: Int, _ column: UInt64) {
-                    let (row, bytes) = clockwise ? (y0 + i, column.byteSwapped) : (y0 + 7 - i, column)
-                    UnsafeMutableRawPointer(target.row(row) + x0).storeBytes(of: bytes, as: UInt64.self)
-                }
-                store(0, r0); store(1, r1); store(2, r2); store(3, r3)
-                store(4, r4); store(5, r5); store(6, r6); store(7, r7)
-                y0 += 8
+    /// Stores the transposed column `column` of the source (a whole output row of 8 samples) at output column x0.
+    @inline(__always) func store(_ bytes: UInt64, column: Int, x0: Int) {
+        let (row, value) = clockwise ? (column, bytes.byteSwapped) : (lastX - column, bytes)
+        UnsafeMutableRawPointer(target.row(row) + x0).storeBytes(of: value, as: UInt64.self)
+    }
+    var x0 = 0
+    while x0 < blockColumnsEnd {
+        // Source rows sy…sy+7 make output columns x0…x0+7.
+        let sy = clockwise ? lastY - x0 - 7 : x0
+        let rowsStart = sourceBase + sy * stride
+        var y0 = rows.lowerBound
+        while y0 + 32 <= blockRowsEnd {
+            // Output rows y0…y0+31 are source columns sx…sx+31.
+            let sx = clockwise ? y0 : lastX - y0 - 31
+            let block = rowsStart + sx
+            var r0 = block.loadUnaligned(as: SIMD4<UInt64>.self)
+            var r1 = block.loadUnaligned(fromByteOffset: stride, as: SIMD4<UInt64>.self)
+            var r2 = block.loadUnaligned(fromByteOffset: 2 * stride, as: SIMD4<UInt64>.self)
+            var r3 = block.loadUnaligned(fromByteOffset: 3 * stride, as: SIMD4<UInt64>.self)
+            var r4 = block.loadUnaligned(fromByteOffset: 4 * stride, as: SIMD4<UInt64>.self)
+            var r5 = block.loadUnaligned(fromByteOffset: 5 * stride, as: SIMD4<UInt64>.self)
+            var r6 = block.loadUnaligned(fromByteOffset: 6 * stride, as: SIMD4<UInt64>.self)
+            var r7 = block.loadUnaligned(fromByteOffset: 7 * stride, as: SIMD4<UInt64>.self)
+            swapBlocks(&r0, &r4, shift: 32, mask: 0x0000_0000_FFFF_FFFF)
+            swapBlocks(&r1, &r5, shift: 32, mask: 0x0000_0000_FFFF_FFFF)
+            swapBlocks(&r2, &r6, shift: 32, mask: 0x0000_0000_FFFF_FFFF)
+            swapBlocks(&r3, &r7, shift: 32, mask: 0x0000_0000_FFFF_FFFF)
+            swapBlocks(&r0, &r2, shift: 16, mask: 0x0000_FFFF_0000_FFFF)
+            swapBlocks(&r1, &r3, shift: 16, mask: 0x0000_FFFF_0000_FFFF)
+            swapBlocks(&r4, &r6, shift: 16, mask: 0x0000_FFFF_0000_FFFF)
+            swapBlocks(&r5, &r7, shift: 16, mask: 0x0000_FFFF_0000_FFFF)
+            swapBlocks(&r0, &r1, shift: 8, mask: 0x00FF_00FF_00FF_00FF)
+            swapBlocks(&r2, &r3, shift: 8, mask: 0x00FF_00FF_00FF_00FF)
+            swapBlocks(&r4, &r5, shift: 8, mask: 0x00FF_00FF_00FF_00FF)
+            swapBlocks(&r6, &r7, shift: 8, mask: 0x00FF_00FF_00FF_00FF)
+            // Lane L of r_i: source column sx + 8L + i, byte j from source row sy + j.
+            for lane in 0..<4 {
+                let column = sx + 8 * lane
+                store(r0[lane], column: column, x0: x0)
+                store(r1[lane], column: column + 1, x0: x0)
+                store(r2[lane], column: column + 2, x0: x0)
+                store(r3[lane], column: column + 3, x0: x0)
+                store(r4[lane], column: column + 4, x0: x0)
+                store(r5[lane], column: column + 5, x0: x0)
+                store(r6[lane], column: column + 6, x0: x0)
+                store(r7[lane], column: column + 7, x0: x0)
             }
-            x0 += 8
+            y0 += 32
         }
-        stripStart = stripEnd
+        while y0 < blockRowsEnd {
+            let sx = clockwise ? y0 : lastX - y0 - 7
+            let block = rowsStart + sx
+            var r0 = block.loadUnaligned(as: UInt64.self), r1 = block.loadUnaligned(fromByteOffset: stride, as: UInt64.self)
+            var r2 = block.loadUnaligned(fromByteOffset: 2 * stride, as: UInt64.self)
+            var r3 = block.loadUnaligned(fromByteOffset: 3 * stride, as: UInt64.self)
+            var r4 = block.loadUnaligned(fromByteOffset: 4 * stride, as: UInt64.self)
+            var r5 = block.loadUnaligned(fromByteOffset: 5 * stride, as: UInt64.self)
+            var r6 = block.loadUnaligned(fromByteOffset: 6 * stride, as: UInt64.self)
+            var r7 = block.loadUnaligned(fromByteOffset: 7 * stride, as: UInt64.self)
+            swapBlocks(&r0, &r4, shift: 32, mask: 0x0000_0000_FFFF_FFFF)
+            swapBlocks(&r1, &r5, shift: 32, mask: 0x0000_0000_FFFF_FFFF)
+            swapBlocks(&r2, &r6, shift: 32, mask: 0x0000_0000_FFFF_FFFF)
+            swapBlocks(&r3, &r7, shift: 32, mask: 0x0000_0000_FFFF_FFFF)
+            swapBlocks(&r0, &r2, shift: 16, mask: 0x0000_FFFF_0000_FFFF)
+            swapBlocks(&r1, &r3, shift: 16, mask: 0x0000_FFFF_0000_FFFF)
+            swapBlocks(&r4, &r6, shift: 16, mask: 0x0000_FFFF_0000_FFFF)
+            swapBlocks(&r5, &r7, shift: 16, mask: 0x0000_FFFF_0000_FFFF)
+            swapBlocks(&r0, &r1, shift: 8, mask: 0x00FF_00FF_00FF_00FF)
+            swapBlocks(&r2, &r3, shift: 8, mask: 0x00FF_00FF_00FF_00FF)
+            swapBlocks(&r4, &r5, shift: 8, mask: 0x00FF_00FF_00FF_00FF)
+            swapBlocks(&r6, &r7, shift: 8, mask: 0x00FF_00FF_00FF_00FF)
+            store(r0, column: sx, x0: x0)
+            store(r1, column: sx + 1, x0: x0)
+            store(r2, column: sx + 2, x0: x0)
+            store(r3, column: sx + 3, x0: x0)
+            store(r4, column: sx + 4, x0: x0)
+            store(r5, column: sx + 5, x0: x0)
+            store(r6, column: sx + 6, x0: x0)
+            store(r7, column: sx + 7, x0: x0)
+            y0 += 8
+        }
+        x0 += 8
     }
     let turns = clockwise ? 1 : 3
     if blockColumnsEnd < target.width {
@@ -279,6 +318,14 @@ private func swapBlocks(_ a: inout UInt64, _ b: inout UInt64, shift: UInt64, mas
     let t = ((a >> shift) ^ b) & mask
     b ^= t
     a ^= t << shift
+}
+
+/// `swapBlocks` on four independent blocks at once, one per 64-bit lane.
+@inline(__always)
+private func swapBlocks(_ a: inout SIMD4<UInt64>, _ b: inout SIMD4<UInt64>, shift: UInt64, mask: UInt64) {
+    let t = ((a &>> shift) ^ b) & mask
+    b ^= t
+    a ^= t &<< shift
 }
 
 /// Output rows `rows`, columns `columns` of `source` turned clockwise `turns` quarter turns. Output pixel (x, y) reads

@@ -7,8 +7,9 @@ extension FilterSpec {
     /// A caption, a running timecode or a clock drawn with a real font (FreeType), with an outline and a drop shadow.
     /// The text may hold `{timecode}` (HH:MM:SS:FF from the frame's timestamp and the stream's frame rate, 25 fps when
     /// unknown), `{time}` (HH:MM:SS.mmm), `{frame}` (frames seen by this stage, from 0) and `{clock}` (local wall
-    /// time HH:MM:SS). Glyphs are rendered once per character and size; a frame costs laying out the string and one
-    /// blend over the text's box (`LayerCompositor`).
+    /// time HH:MM:SS). Glyphs and their dilated outlines are rendered once per character and size; a frame costs laying
+    /// out the string, redrawing the columns of the glyphs that changed since the previous frame, and one blend over
+    /// the text's box (`LayerCompositor`).
     ///
     /// Layout: the pen starts at `position` (the top-left of the box); the baseline is one ascender below it; glyphs
     /// advance by FreeType's advance widths plus kerning. The outline is the fill's coverage dilated by `outline`
@@ -160,11 +161,34 @@ final class TextRenderer {
         return result
     }
 
-    /// `text` as a straight-alpha RGBA picture (fill, outline and shadow composited) and the offset of its top-left
-    /// from the pen's starting corner (negative when the outline reaches left of or above it).
-    func render(_ text: String) -> (image: FilterImage, offsetX: Int, offsetY: Int) {
-        // Lay out: glyph origins on the baseline.
-        var placed: [(Glyph, Int)] = []
+    /// One glyph of a laid-out line: its character, picture and pen position on the baseline.
+    struct Placed {
+        let scalar: Unicode.Scalar
+        let glyph: Glyph
+        let originX: Int
+    }
+
+    /// The current box: the laid-out line, the fill and outline coverage (0…1) and the composited straight-alpha RGBA
+    /// picture, `boxWidth` × `boxHeight`, its top-left `margin` pixels left of and above the pen's starting corner.
+    private var placed: [Placed] = []
+    private var fill: [Float] = []
+    private var outlineCoverage: [Float] = []
+    private(set) var pixels: [UInt8] = []
+    private(set) var boxWidth = 0, boxHeight = 0
+    /// How far the outline reaches beyond the glyphs (the box's offset from the pen's starting corner, negated).
+    var margin: Int { Int(style.outline.rounded(.up)) }
+
+    /// What `draw` changed in the box.
+    enum Change: Equatable {
+        /// The box has a new size: every column is new.
+        case resized
+        /// Only these columns of the box changed (empty: nothing did).
+        case columns(Range<Int>)
+    }
+
+    /// Glyphs of `text` with their pen positions on the baseline (advance widths plus kerning), and the pen's end.
+    func layout(_ text: String) -> (glyphs: [Placed], width: Int) {
+        var placed: [Placed] = []
         var pen = 0
         var previous: UInt32?
         for scalar in text.unicodeScalars {
@@ -173,47 +197,105 @@ final class TextRenderer {
                 var kerning = FT_Vector()
                 if FT_Get_Kerning(face, previous, index, 0, &kerning) == 0 { pen += Int((kerning.x + 32) >> 6) }
             }
-            placed.append((glyph, pen))
+            placed.append(Placed(scalar: scalar, glyph: glyph, originX: pen))
             pen += glyph.advance
             previous = index
         }
-        let margin = Int(style.outline.rounded(.up))
-        let shadow = max(0, style.shadow)
+        return (placed, pen)
+    }
+
+    /// Draws `text` into the box (`pixels`), redrawing only the columns that differ from the text drawn before when
+    /// the box keeps its size and its glyph count: the columns the outline (and shadow) of each changed glyph reaches,
+    /// before and after. A redrawn column is the same as in a box drawn from scratch.
+    func draw(_ text: String) -> Change {
+        let (glyphs, pen) = layout(text)
+        let margin = self.margin, shadow = max(0, style.shadow)
         let width = max(1, pen + 2 * margin + shadow + 2), height = max(1, lineHeight + 2 * margin + shadow + 2)
-        // Coverage of the fill in box coordinates (pen start at (margin, margin)).
-        var fill = [Float](repeating: 0, count: width * height)
-        for (glyph, originX) in placed {
+        let change: Change
+        if width != boxWidth || height != boxHeight {
+            (boxWidth, boxHeight) = (width, height)
+            fill = [Float](repeating: 0, count: width * height)
+            outlineCoverage = fill
+            pixels = [UInt8](repeating: 0, count: width * height * 4)
+            change = .resized
+        } else if glyphs.count != placed.count {
+            change = .columns(0..<width)
+        } else {
+            var low = width, high = 0
+            for (old, new) in zip(placed, glyphs) where old.scalar != new.scalar || old.originX != new.originX {
+                for item in [old, new] {
+                    low = min(low, item.originX + item.glyph.left)
+                    high = max(high, item.originX + item.glyph.left + item.glyph.width + 2 * margin)
+                }
+            }
+            change = .columns(low < high ? max(0, low)..<min(width, high) : 0..<0)
+        }
+        placed = glyphs
+        switch change {
+        case .resized: redraw(columns: 0..<width)
+        case .columns(let columns): redraw(columns: columns)
+        }
+        return change
+    }
+
+    /// Straight RGBA (0…1) of box pixel (x, y).
+    func pixel(_ x: Int, _ y: Int) -> SIMD4<Float> {
+        let i = (y * boxWidth + x) * 4
+        return SIMD4(Float(pixels[i]), Float(pixels[i + 1]), Float(pixels[i + 2]), Float(pixels[i + 3])) / 255
+    }
+
+    /// Recomputes the fill and outline coverage on `columns` and the picture on those columns and the ones the
+    /// shadow moves them to. The fill is the largest glyph coverage at each pixel (the pen starting at (margin,
+    /// margin)); the outline the largest of the fill and each glyph's dilated coverage; composited shadow, outline,
+    /// fill ("over", straight alpha).
+    private func redraw(columns: Range<Int>) {
+        guard !columns.isEmpty else { return }
+        let (width, height) = (boxWidth, boxHeight)
+        let margin = self.margin, shadow = max(0, style.shadow)
+        for y in 0..<height {
+            for x in columns { fill[y * width + x] = 0 }
+        }
+        for item in placed {
+            let glyph = item.glyph
+            let left = margin + item.originX + glyph.left
+            let from = max(columns.lowerBound, left), to = min(columns.upperBound, left + glyph.width)
+            guard from < to else { continue }
             for gy in 0..<glyph.height {
                 let y = margin + ascender - glyph.top + gy
                 guard y >= 0, y < height else { continue }
-                for gx in 0..<glyph.width {
-                    let x = margin + originX + glyph.left + gx
-                    guard x >= 0, x < width else { continue }
-                    fill[y * width + x] = max(fill[y * width + x], Float(glyph.coverage[gy * glyph.width + gx]) / 255)
+                for x in from..<to {
+                    fill[y * width + x] = max(fill[y * width + x], Float(glyph.coverage[gy * glyph.width + x - left]) / 255)
                 }
             }
         }
-        // The outline: each glyph's own dilated coverage (cached with the glyph), combined by maximum as the fill is.
-        var outline = fill
+        for y in 0..<height {
+            for x in columns { outlineCoverage[y * width + x] = fill[y * width + x] }
+        }
         if style.outline > 0 {
-            for (glyph, originX) in placed {
+            for item in placed {
+                let glyph = item.glyph
                 let paddedWidth = glyph.width + 2 * margin
+                let left = item.originX + glyph.left
+                let from = max(columns.lowerBound, left), to = min(columns.upperBound, left + paddedWidth)
+                guard from < to else { continue }
                 for gy in 0..<(glyph.height + 2 * margin) {
                     let y = ascender - glyph.top + gy
                     guard y >= 0, y < height else { continue }
-                    for gx in 0..<paddedWidth {
-                        let x = originX + glyph.left + gx
-                        guard x >= 0, x < width else { continue }
-                        outline[y * width + x] = max(outline[y * width + x], glyph.outline[gy * paddedWidth + gx])
+                    for x in from..<to {
+                        outlineCoverage[y * width + x] = max(outlineCoverage[y * width + x], glyph.outline[gy * paddedWidth + x - left])
                     }
                 }
             }
         }
-        var pixels = [UInt8](repeating: 0, count: width * height * 4)
+        let style = self.style
         for y in 0..<height {
-            for x in 0..<width {
-                let shadowCoverage = shadow > 0 && x >= shadow && y >= shadow ? outline[(y - shadow) * width + x - shadow] : 0
-                if shadowCoverage == 0 && outline[y * width + x] == 0 && fill[y * width + x] == 0 { continue }
+            for x in columns.lowerBound..<min(width, columns.upperBound + shadow) {
+                let i = (y * width + x) * 4
+                let shadowCoverage = shadow > 0 && x >= shadow && y >= shadow ? outlineCoverage[(y - shadow) * width + x - shadow] : 0
+                if shadowCoverage == 0 && outlineCoverage[y * width + x] == 0 && fill[y * width + x] == 0 {
+                    (pixels[i], pixels[i + 1], pixels[i + 2], pixels[i + 3]) = (0, 0, 0, 0)
+                    continue
+                }
                 var color = SIMD3<Float>.zero, alpha: Float = 0
                 func over(_ c: SIMD3<Float>, _ a: Float) {
                     guard a > 0 else { return }
@@ -222,16 +304,14 @@ final class TextRenderer {
                     alpha = outAlpha
                 }
                 over(style.shadowColor, shadowCoverage)
-                if style.outline > 0 { over(style.outlineColor, outline[y * width + x]) }
+                if style.outline > 0 { over(style.outlineColor, outlineCoverage[y * width + x]) }
                 over(style.color, fill[y * width + x])
-                let i = (y * width + x) * 4
                 pixels[i] = UInt8((color.x * 255).rounded().clamped(0, 255))
                 pixels[i + 1] = UInt8((color.y * 255).rounded().clamped(0, 255))
                 pixels[i + 2] = UInt8((color.z * 255).rounded().clamped(0, 255))
                 pixels[i + 3] = UInt8((alpha * style.opacity * 255).rounded().clamped(0, 255))
             }
         }
-        return (FilterImage(width: width, height: height, pixels: pixels), -margin, -margin)
     }
 
     /// The largest coverage within `radius` (a disc of sample centres), with a soft edge of one pixel: each neighbour
@@ -261,7 +341,8 @@ final class TextRenderer {
     }
 }
 
-/// The stage of `text`: fills in the template for each frame, re-renders only when the string changes, and blends
+/// The stage of `text`: fills in the template for each frame, redraws (and re-converts to the frame's planes) only the
+/// columns of the box whose glyphs changed since the last frame (a running timecode: its last digits), and blends
 /// the text's box in place.
 final class TextProcessor: VideoProcessor {
     let template: String
@@ -297,8 +378,17 @@ final class TextProcessor: VideoProcessor {
         let text = TextFields.fill(template, seconds: frame.timestamp?.seconds, frame: frameNumber, rate: rate > 0 ? rate : 25)
         frameNumber += 1
         if text != shown {
-            let (image, dx, dy) = renderer.render(text)
-            layer.prepare(image, x: x + dx, y: y + dy, format: configured)
+            let renderer = self.renderer
+            let change = renderer.draw(text)
+            if shown == nil || change == .resized {
+                layer.prepare(width: renderer.boxWidth, height: renderer.boxHeight, x: x - renderer.margin, y: y - renderer.margin,
+                              opacity: 1, format: configured)
+                layer.update(columns: 0..<renderer.boxWidth) { renderer.pixel($0, $1) }
+            } else if case .columns(let columns) = change {
+                layer.update(columns: columns.lowerBound..<min(renderer.boxWidth, columns.upperBound + max(0, renderer.style.shadow))) {
+                    renderer.pixel($0, $1)
+                }
+            }
             shown = text
         }
         var frame = frame

@@ -196,31 +196,15 @@ final class MirrorProcessor: VideoProcessor {
                     let (row, out) = (input.row(y), target.row(y))
                     if keepsFirst {
                         out.update(from: row, count: firstHalf * c)
-                        MirrorProcessor.reversed(row, into: out, from: firstHalf, to: w, width: w, channels: c)
+                        reversePixels(row, into: out + firstHalf * c, pixels: w - firstHalf, bytesPerPixel: c)
                     } else {
                         (out + (w / 2) * c).update(from: row + (w / 2) * c, count: (w - w / 2) * c)
-                        MirrorProcessor.reversed(row, into: out, from: 0, to: w / 2, width: w, channels: c)
+                        reversePixels(row + (w - w / 2) * c, into: out, pixels: w / 2, bytesPerPixel: c)
                     }
                 }
             }
         }
         return withExtendedLifetime(source) { output }
-    }
-
-    /// Pixels x in `from..<to` of `out` take pixel w − 1 − x of `row` (whole pixels of 1, 2 or 4 bytes moved at once).
-    @inline(__always)
-    static func reversed(_ row: UnsafeMutablePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>, from: Int, to: Int, width w: Int, channels c: Int) {
-        let (source, target) = (UnsafeRawPointer(row), UnsafeMutableRawPointer(out))
-        switch c {
-        case 1:
-            for x in from..<to { out[x] = row[w - 1 - x] }
-        case 2:
-            for x in from..<to { target.storeBytes(of: source.loadUnaligned(fromByteOffset: 2 * (w - 1 - x), as: UInt16.self), toByteOffset: 2 * x, as: UInt16.self) }
-        case 4:
-            for x in from..<to { target.storeBytes(of: source.loadUnaligned(fromByteOffset: 4 * (w - 1 - x), as: UInt32.self), toByteOffset: 4 * x, as: UInt32.self) }
-        default:
-            for x in from..<to { for k in 0..<c { out[x * c + k] = row[(w - 1 - x) * c + k] } }
-        }
     }
 
     func release() { pool = nil }

@@ -69,7 +69,9 @@ final class WarpProcessor: VideoProcessor {
         try FrameCheck.require(frame, matches: configured, filter: name)
         let source = frame
         let output = source.makeSibling(pool: pool)
-        for (index, table) in planes.enumerated() {
+        for index in planes.indices {
+            planes[index].bind(bytesPerRow: source.plane(index).bytesPerRow)
+            let table = planes[index]
             let (input, target) = (source.plane(index), output.plane(index))
             slices.run(rows: target.height) { rows in
                 for y in rows { table.run(row: y, source: input, target: target) }
@@ -111,12 +113,17 @@ struct FillCodes {
 }
 
 /// One plane's warp: for each sample, the source's top-left neighbour (x, y) and the weights toward the next
-/// column and row in 1/256 (0…256); x = −1 marks a fill.
+/// column and row in 1/256 (0…256); x = −1 (and weights all ones) marks a fill. Planes of one byte per sample also
+/// get the neighbour as one byte offset for the source's row stride (`bind`), so eight samples go per step.
 struct WarpTable: @unchecked Sendable {
-    // Sendable: the buffers are written once in init and only read by `run`.
+    // Sendable: the buffers are written in init and in `bind` (called before the rows are sliced, on the processing
+    // thread), and only read by `run`.
     let width: Int, height: Int, channels: Int
     let xs: [Int16], ys: [Int16]
     let weights: [UInt32]
+    /// y · stride + x per sample (0 for a fill), for the stride `offsetStride`; empty when not one byte per sample.
+    private(set) var offsets: [Int32] = []
+    private(set) var offsetStride = 0
     let fill: [UInt8]
     let stepX: Int, stepY: Bool
 
@@ -149,6 +156,7 @@ struct WarpTable: @unchecked Sendable {
                 let i = y * w + x
                 guard let source = map.source(position, frame), source.x.isFinite, source.y.isFinite else {
                     xs[i] = -1
+                    weights[i] = .max
                     continue
                 }
                 let (sx, fx) = axis(source.x / scaleX - 0.5, count: w, nearest: nearest)
@@ -163,28 +171,78 @@ struct WarpTable: @unchecked Sendable {
         self.weights = weights
     }
 
+    /// Makes `offsets` for source planes whose rows are `bytesPerRow` apart (nothing when they already are, or when the
+    /// samples are wider than a byte or the offsets would not fit 32 bits).
+    mutating func bind(bytesPerRow: Int) {
+        guard channels == 1, bytesPerRow != offsetStride, height * bytesPerRow < Int(Int32.max) else { return }
+        offsetStride = bytesPerRow
+        offsets = zip(xs, ys).map { x, y in x < 0 ? 0 : Int32(y) * Int32(bytesPerRow) + Int32(x) }
+    }
+
     func run(row y: Int, source: Plane, target: Plane) {
         let output = target.row(y)
-        let c = channels, stride = stepY ? source.bytesPerRow : 0
+        let c = channels, stride = stepY ? source.bytesPerRow : 0, stepX = self.stepX
         let base = y * width
+        let sourceBase = UnsafePointer(source.baseAddress), bytesPerRow = source.bytesPerRow
+        /// Bilinear mix of the 2×2 samples from `top` (weights toward the next column and row in 1/256).
+        @inline(__always) func mix(_ top: UnsafePointer<UInt8>, _ fx: UInt32, _ fy: UInt32) -> UInt8 {
+            let upper = UInt32(top[0]) * (256 - fx) + UInt32(top[stepX]) * fx
+            let lower = UInt32(top[stride]) * (256 - fx) + UInt32(top[stride + stepX]) * fx
+            return UInt8(truncatingIfNeeded: (upper * (256 - fy) + lower * fy + 32768) >> 16)
+        }
         xs.withUnsafeBufferPointer { xs in
             ys.withUnsafeBufferPointer { ys in
                 weights.withUnsafeBufferPointer { weights in
+                    guard let xs = xs.baseAddress.map({ $0 + base }), let ys = ys.baseAddress.map({ $0 + base }),
+                          let weights = weights.baseAddress.map({ $0 + base }) else { return }
+                    if c == 1 {
+                        // One byte per sample (every plane of I420, gray, NV12's luma): eight samples per step, each
+                        // reading its two pairs of neighbours as 16-bit loads, the mix in 32-bit lanes.
+                        let fill = self.fill[0]
+                        var x = 0
+                        if stepX == 1, offsetStride == bytesPerRow {
+                            let raw = UnsafeRawPointer(sourceBase)
+                            offsets.withUnsafeBufferPointer { offsets in
+                                guard let offsets = offsets.baseAddress.map({ $0 + base }) else { return }
+                                while x + 8 <= width {
+                                    let at = UnsafeRawPointer(offsets + x).loadUnaligned(as: SIMD8<Int32>.self)
+                                    let packed = UnsafeRawPointer(weights + x).loadUnaligned(as: SIMD8<UInt32>.self)
+                                    var top = SIMD8<UInt32>(), bottom = SIMD8<UInt32>()
+                                    for lane in 0..<8 {
+                                        top[lane] = UInt32(raw.loadUnaligned(fromByteOffset: Int(at[lane]), as: UInt16.self))
+                                        bottom[lane] = UInt32(raw.loadUnaligned(fromByteOffset: Int(at[lane]) + stride, as: UInt16.self))
+                                    }
+                                    let fx = packed & 0xffff, fy = packed &>> 16
+                                    let upper = (top & 0xff) &* (256 &- fx) &+ (top &>> 8) &* fx
+                                    let lower = (bottom & 0xff) &* (256 &- fx) &+ (bottom &>> 8) &* fx
+                                    let mixed = (upper &* (256 &- fy) &+ lower &* fy &+ 32768) &>> 16
+                                    var bytes = SIMD8<UInt8>()
+                                    for lane in 0..<8 { bytes[lane] = packed[lane] == .max ? fill : UInt8(truncatingIfNeeded: mixed[lane]) }
+                                    (output + x).store(bytes)
+                                    x += 8
+                                }
+                            }
+                        }
+                        for x in x..<width {
+                            let sx = Int(xs[x])
+                            if sx < 0 {
+                                output[x] = fill
+                                continue
+                            }
+                            let packed = weights[x]
+                            output[x] = mix(sourceBase + Int(ys[x]) * bytesPerRow + sx, packed & 0xffff, packed >> 16)
+                        }
+                        return
+                    }
                     for x in 0..<width {
-                        let sx = Int(xs[base + x])
+                        let sx = Int(xs[x])
                         if sx < 0 {
                             for k in 0..<c { output[x * c + k] = fill[k] }
                             continue
                         }
-                        let packed = weights[base + x]
-                        let fx = packed & 0xffff, fy = packed >> 16
-                        let top = source.row(Int(ys[base + x])) + sx * c
-                        let bottom = top + stride
-                        for k in 0..<c {
-                            let upper = UInt32(top[k]) * (256 - fx) + UInt32(top[k + stepX]) * fx
-                            let lower = UInt32(bottom[k]) * (256 - fx) + UInt32(bottom[k + stepX]) * fx
-                            output[x * c + k] = UInt8(truncatingIfNeeded: (upper * (256 - fy) + lower * fy + 32768) >> 16)
-                        }
+                        let packed = weights[x]
+                        let top = sourceBase + Int(ys[x]) * bytesPerRow + sx * c
+                        for k in 0..<c { output[x * c + k] = mix(top + k, packed & 0xffff, packed >> 16) }
                     }
                 }
             }

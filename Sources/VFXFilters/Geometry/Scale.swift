@@ -93,9 +93,10 @@ struct ResamplingTaps: Sendable {
     }
 }
 
-/// The stage of `scale`: per plane, two separable passes through a float plane. The vertical pass runs sixteen
-/// samples per vector; the horizontal one is scalar, so it goes second (on the output's rows) when the height
-/// shrinks or stays, first (on the source's rows) when it grows. Taps and buffers are made at configure time.
+/// The stage of `scale`: per plane and output row, a vertical pass (sixteen source samples per vector, from bytes)
+/// into a row of floats, then a horizontal pass over that row in blocks of eight output samples (`BlockTaps`), fused
+/// so the intermediate row stays in the first-level cache; both keep several independent multiply-add chains in
+/// flight. Taps are made at configure time.
 final class ScaleProcessor: VideoProcessor {
     /// The format `configure` sized the buffers for.
     private var configured: FrameFormat?
@@ -145,18 +146,10 @@ final class ScaleProcessor: VideoProcessor {
         try FrameCheck.require(frame, matches: configured, filter: "scale")
         guard let pool, !passThrough else { return frame }
         let source = frame
-        var output = VideoFrame(buffer: pool.makeBuffer(), metadataFrom: source)
-        output.withMutablePlanes { targets in
-            for (index, target) in targets.enumerated() {
-                let scaler = planes[index], plane = source.plane(index)
-                if scaler.verticalFirst {
-                    slices.run(rows: target.height) { rows in scaler.vertical(from: plane, rows: rows) }
-                    slices.run(rows: target.height) { rows in scaler.horizontal(into: target, rows: rows) }
-                } else {
-                    slices.run(rows: plane.height) { rows in scaler.horizontal(plane, rows: rows) }
-                    slices.run(rows: target.height) { rows in scaler.vertical(into: target, rows: rows) }
-                }
-            }
+        let output = source.makeSibling(pool: pool)
+        for (index, scaler) in planes.enumerated() {
+            let (plane, target) = (source.plane(index), output.plane(index))
+            slices.run(rows: target.height) { rows in scaler.run(from: plane, into: target, rows: rows) }
         }
         return withExtendedLifetime(source) { output }
     }
@@ -167,110 +160,130 @@ final class ScaleProcessor: VideoProcessor {
     }
 }
 
+/// The horizontal taps of one plane as dense blocks: block b makes output samples 8b..<8b+8 (samples, so the channels
+/// of a pixel are separate lanes) from the `span` source samples that start at `starts[b]`, with weight
+/// `weights[(b · span + j) · 8 + lane]` for source sample starts[b] + j (zero where the lane's taps do not reach).
+/// Spending `span` vector multiply-adds per eight outputs (≈ taps + 7 × ratio) instead of one scalar one per tap and
+/// output keeps the pass in vectors.
+struct BlockTaps: Sendable {
+    let span: Int
+    let starts: [Int]
+    let weights: [Float]
+
+    init(_ taps: ResamplingTaps, outputPixels: Int, channels c: Int, sourceSamples: Int) {
+        let outSamples = outputPixels * c
+        let blocks = (outSamples + 7) / 8
+        /// Source samples of output sample s's taps.
+        func sources(_ s: Int) -> [(Int, Float)] {
+            let (x, channel) = s.quotientAndRemainder(dividingBy: c)
+            return (0..<taps.taps).map { (Int(taps.indices[x * taps.taps + $0]) * c + channel, taps.weights[x * taps.taps + $0]) }
+        }
+        var ranges: [(Int, Int)] = []
+        var span = 1
+        for b in 0..<blocks {
+            let all = (8 * b..<min(outSamples, 8 * b + 8)).flatMap(sources).map(\.0)
+            let (low, high) = (all.min() ?? 0, all.max() ?? 0)
+            ranges.append((low, high))
+            span = max(span, high - low + 1)
+        }
+        span = min(span, sourceSamples)
+        var starts: [Int] = [], weights = [Float](repeating: 0, count: blocks * span * 8)
+        for b in 0..<blocks {
+            let start = min(ranges[b].0, sourceSamples - span)
+            starts.append(start)
+            for s in 8 * b..<min(outSamples, 8 * b + 8) {
+                for (source, weight) in sources(s) { weights[(b * span + source - start) * 8 + s - 8 * b] += weight }
+            }
+        }
+        self.span = span
+        self.starts = starts
+        self.weights = weights
+    }
+}
+
 /// Resampling of one plane (see `ScaleProcessor`).
-final class PlaneScaler: @unchecked Sendable {
-    // Sendable: the float plane is owned here; the first pass writes disjoint rows of it, the second only reads it.
+struct PlaneScaler: Sendable {
     let channels: Int
-    /// True when the vertical pass goes first (the height does not grow).
-    let verticalFirst: Bool
-    private let across: ResamplingTaps, down: ResamplingTaps
+    private let across: BlockTaps, down: ResamplingTaps
     private let sourceSamples: Int
     private let outSamples: Int
-    private let stride: Int
-    private let buffer: UnsafeMutablePointer<Float>
 
     init(from: (width: Int, height: Int), to: (width: Int, height: Int), channels: Int, kernel: ResamplingKernel) {
         self.channels = channels
-        across = ResamplingTaps(source: from.width, destination: to.width, kernel: kernel)
-        down = ResamplingTaps(source: from.height, destination: to.height, kernel: kernel)
-        verticalFirst = to.height <= from.height
         sourceSamples = from.width * channels
         outSamples = to.width * channels
-        // Vertical first: output height × source width; else source height × output width.
-        let (rows, samples) = verticalFirst ? (to.height, sourceSamples) : (from.height, outSamples)
-        stride = (samples + 15) / 16 * 16 + 16
-        buffer = UnsafeMutableRawPointer.allocate(byteCount: stride * rows * 4, alignment: 64)
-            .bindMemory(to: Float.self, capacity: stride * rows)
+        across = BlockTaps(ResamplingTaps(source: from.width, destination: to.width, kernel: kernel), outputPixels: to.width,
+                           channels: channels, sourceSamples: sourceSamples)
+        down = ResamplingTaps(source: from.height, destination: to.height, kernel: kernel)
     }
 
-    deinit { buffer.deallocate() }
-
-    /// Vertical pass first: output rows `rows` at source width, from bytes into the float plane.
-    func vertical(from source: Plane, rows: Range<Int>) {
-        let taps = down.taps
-        down.indices.withUnsafeBufferPointer { indices in
-            down.weights.withUnsafeBufferPointer { weights in
-                for y in rows {
-                    var index = 0
-                    while index < sourceSamples {
-                        let count = min(16, sourceSamples - index)
-                        var sum = SIMD16<Float>()
-                        for k in 0..<taps {
-                            sum = sum.addingProduct(loadBytes(source.row(Int(indices[y * taps + k])) + index, count: count),
-                                                    weights[y * taps + k])
-                        }
-                        UnsafeMutableRawPointer(buffer + y * stride + index).storeBytes(of: sum, as: SIMD16<Float>.self)
-                        index += 16
-                    }
-                }
-            }
-        }
-    }
-
-    /// Horizontal pass second: output rows `rows` from the float plane into bytes.
-    func horizontal(into target: Plane, rows: Range<Int>) {
-        let c = channels, taps = across.taps
-        across.indices.withUnsafeBufferPointer { indices in
-            across.weights.withUnsafeBufferPointer { weights in
-                for y in rows {
-                    let input = buffer + y * stride
-                    let output = target.row(y)
-                    for x in 0..<(outSamples / c) {
-                        for channel in 0..<c {
-                            var sum: Float = 0
-                            for k in 0..<taps { sum += weights[x * taps + k] * input[Int(indices[x * taps + k]) * c + channel] }
-                            output[x * c + channel] = UInt8(min(max(sum, 0), 255).rounded(.toNearestOrEven))
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    func horizontal(_ source: Plane, rows: Range<Int>) {
-        let c = channels, taps = across.taps
-        across.indices.withUnsafeBufferPointer { indices in
-            across.weights.withUnsafeBufferPointer { weights in
-                for y in rows {
-                    let input = source.row(y)
-                    let output = buffer + y * stride
-                    for x in 0..<(outSamples / c) {
-                        for channel in 0..<c {
-                            var sum: Float = 0
-                            for k in 0..<taps {
-                                sum += weights[x * taps + k] * Float(input[Int(indices[x * taps + k]) * c + channel])
+    /// Output rows `rows` of `target` from `source`.
+    func run(from source: Plane, into target: Plane, rows: Range<Int>) {
+        let (taps, span, sourceSamples, outSamples) = (down.taps, across.span, sourceSamples, outSamples)
+        // One row of vertically filtered source samples, rounded up to whole vectors.
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: (sourceSamples + 15) / 16 * 16) { line in
+            guard let line = line.baseAddress else { return }
+            down.indices.withUnsafeBufferPointer { indices in
+                down.weights.withUnsafeBufferPointer { verticalWeights in
+                    across.starts.withUnsafeBufferPointer { starts in
+                        across.weights.withUnsafeBufferPointer { blockWeights in
+                            guard let blockWeights = blockWeights.baseAddress, let indices = indices.baseAddress,
+                                  let verticalWeights = verticalWeights.baseAddress else { return }
+                            for y in rows {
+                                let rowTaps = indices + y * taps, rowWeights = verticalWeights + y * taps
+                                // Vertical: 32 samples per step (four independent chains of multiply-adds), then 16.
+                                var index = 0
+                                while index + 32 <= sourceSamples {
+                                    var first = SIMD16<Float>(), second = SIMD16<Float>()
+                                    for k in 0..<taps {
+                                        let row = source.row(Int(rowTaps[k])) + index, weight = rowWeights[k]
+                                        first = first.addingProduct(loadBytes(row), weight)
+                                        second = second.addingProduct(loadBytes(row + 16), weight)
+                                    }
+                                    first.store(to: line + index)
+                                    second.store(to: line + index + 16)
+                                    index += 32
+                                }
+                                while index < sourceSamples {
+                                    let count = min(16, sourceSamples - index)
+                                    var sum = SIMD16<Float>()
+                                    for k in 0..<taps {
+                                        sum = sum.addingProduct(loadBytes(source.row(Int(rowTaps[k])) + index, count: count), rowWeights[k])
+                                    }
+                                    sum.store(to: line + index)
+                                    index += 16
+                                }
+                                // Horizontal: each block's span in four interleaved chains.
+                                let output = target.row(y)
+                                var block = 0, sample = 0
+                                while sample < outSamples {
+                                    let input = line + starts[block]
+                                    let weights = blockWeights + block * span * 8
+                                    var sums = (SIMD8<Float>(), SIMD8<Float>(), SIMD8<Float>(), SIMD8<Float>())
+                                    var j = 0
+                                    while j + 4 <= span {
+                                        sums.0 = sums.0.addingProduct(SIMD8<Float>(loadingFrom: weights + 8 * j), input[j])
+                                        sums.1 = sums.1.addingProduct(SIMD8<Float>(loadingFrom: weights + 8 * j + 8), input[j + 1])
+                                        sums.2 = sums.2.addingProduct(SIMD8<Float>(loadingFrom: weights + 8 * j + 16), input[j + 2])
+                                        sums.3 = sums.3.addingProduct(SIMD8<Float>(loadingFrom: weights + 8 * j + 24), input[j + 3])
+                                        j += 4
+                                    }
+                                    while j < span {
+                                        sums.0 = sums.0.addingProduct(SIMD8<Float>(loadingFrom: weights + 8 * j), input[j])
+                                        j += 1
+                                    }
+                                    let sum = (sums.0 + sums.1) + (sums.2 + sums.3)
+                                    let bytes = roundedBytes(sum.clamped(0, 255))
+                                    if sample + 8 <= outSamples {
+                                        (output + sample).store(bytes)
+                                    } else {
+                                        for lane in 0..<(outSamples - sample) { output[sample + lane] = bytes[lane] }
+                                    }
+                                    block += 1
+                                    sample += 8
+                                }
                             }
-                            output[x * c + channel] = sum
                         }
-                    }
-                }
-            }
-        }
-    }
-
-    func vertical(into target: Plane, rows: Range<Int>) {
-        let taps = down.taps
-        down.indices.withUnsafeBufferPointer { indices in
-            down.weights.withUnsafeBufferPointer { weights in
-                for y in rows {
-                    var index = 0
-                    while index < outSamples {
-                        var sum = SIMD16<Float>()
-                        for k in 0..<taps {
-                            sum = sum.addingProduct(SIMD16<Float>(loadingFrom: buffer + Int(indices[y * taps + k]) * stride + index), weights[y * taps + k])
-                        }
-                        storeBytes(sum, to: target.row(y) + index, count: min(16, outSamples - index))
-                        index += 16
                     }
                 }
             }

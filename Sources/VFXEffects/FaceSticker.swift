@@ -107,6 +107,12 @@ final class StickerPlanes {
     private(set) var shapes: [PlaneShape] = []
     /// Texels of planes with one channel (alpha, sample) and of planes with more (alpha, samples…, unused lanes).
     private var narrow: [[SIMD2<UInt8>]] = []
+    /// Per one-channel plane, one byte per 8×8 cell of padded texels: 0 when no bilinear sample whose top-left
+    /// tap lies in the cell can see a texel with alpha (the cell and the texels right of and below it are
+    /// transparent), so drawing skips those pixels without reading the texture.
+    private var occupied: [[UInt8]] = []
+    /// Cells per row of `occupied`.
+    private var cellsPerRow: [Int] = []
     private var wide: [[SIMD8<UInt8>]] = []
     /// Per row of the plane being drawn: where its first pixel samples the sticker (padded texels, 16.16 fixed
     /// point) and the first and last pixel whose sample falls on the sticker.
@@ -141,9 +147,21 @@ final class StickerPlanes {
             }
             if shape.channels == 1 {
                 narrow.append(texels.map { SIMD2($0[0], $0[1]) })
+                let rows = shape.height + 2 * border, cellsAcross = (paddedWidth + 7) / 8
+                var cells = [UInt8](repeating: 0, count: cellsAcross * ((rows + 7) / 8))
+                for y in 0..<rows {
+                    for x in 0..<paddedWidth where texels[y * paddedWidth + x][0] != 0 {
+                        // A sample sees this texel when its top-left tap is here or one texel up and/or left.
+                        for ty in max(y - 1, 0)...y { for tx in max(x - 1, 0)...x { cells[(ty / 8) * cellsAcross + tx / 8] = 1 } }
+                    }
+                }
+                occupied.append(cells)
+                cellsPerRow.append(cellsAcross)
                 wide.append([])
             } else {
                 narrow.append([])
+                occupied.append([])
+                cellsPerRow.append(0)
                 wide.append(texels)
             }
         }
@@ -198,10 +216,12 @@ final class StickerPlanes {
             let step = (Int((du * fixed).rounded()), Int((dv * fixed).rounded()))
             let plane = planes[shape.index]
             if shape.channels == 1 {
-                narrow[index].withUnsafeBufferPointer { texels in
-                    Self.drawNarrow(UnsafeRawPointer(texels.baseAddress!), rowBytes: (own.width + 2 * Self.border) * 2,
+                let cellsAcross = cellsPerRow[index]
+                narrow[index].withUnsafeBufferPointer { texels in occupied[index].withUnsafeBufferPointer { cells in
+                    Self.drawNarrow(UnsafeRawPointer(texels.baseAddress!), cells: cells.baseAddress!, cellsPerRow: cellsAcross,
+                                    rowBytes: (own.width + 2 * Self.border) * 2,
                                     spans: spans, firstRow: y0, step: step, plane: plane)
-                }
+                } }
             } else {
                 wide[index].withUnsafeBufferPointer { texels in
                     Self.drawWide(texels.baseAddress!, paddedWidth: own.width + 2 * Self.border, channels: shape.channels,
@@ -211,9 +231,10 @@ final class StickerPlanes {
         }
     }
 
-    /// One-channel planes: texels are (alpha, premultiplied sample) byte pairs.
-    private static func drawNarrow(_ texels: UnsafeRawPointer, rowBytes: Int, spans: [(u: Int, v: Int, low: Int, high: Int)],
-                                   firstRow: Int, step: (Int, Int), plane: Plane) {
+    /// One-channel planes: texels are (alpha, premultiplied sample) byte pairs; pixels whose taps fall in a
+    /// transparent cell are skipped (a third of the glasses' box).
+    private static func drawNarrow(_ texels: UnsafeRawPointer, cells: UnsafePointer<UInt8>, cellsPerRow: Int, rowBytes: Int,
+                                   spans: [(u: Int, v: Int, low: Int, high: Int)], firstRow: Int, step: (Int, Int), plane: Plane) {
         @inline(__always) func spread(_ offset: Int) -> UInt64 {
             let pair = texels.loadUnaligned(fromByteOffset: offset, as: UInt16.self)     // alpha, then sample
             return UInt64(pair & 0xFF) | UInt64(pair >> 8) << 32
@@ -223,6 +244,7 @@ final class StickerPlanes {
             var u = span.u, v = span.v
             for x in span.low...span.high {
                 defer { u &+= step.0; v &+= step.1 }
+                guard cells[(v >> 19) &* cellsPerRow &+ (u >> 19)] != 0 else { continue }
                 let wu = UInt64(truncatingIfNeeded: (u >> 8) & 0xFF), wv = UInt64(truncatingIfNeeded: (v >> 8) & 0xFF)
                 let i = (v >> 16) &* rowBytes &+ (u >> 16) &* 2
                 let top = spread(i) &* (256 &- wu) &+ spread(i &+ 2) &* wu

@@ -232,7 +232,7 @@ final class StickerPlanes {
     }
 
     /// One-channel planes: texels are (alpha, premultiplied sample) byte pairs; pixels whose taps fall in a
-    /// transparent cell are skipped (a third of the glasses' box).
+    /// transparent cell are skipped (by the shapes' areas, about a third of the glasses' box).
     private static func drawNarrow(_ texels: UnsafeRawPointer, cells: UnsafePointer<UInt8>, cellsPerRow: Int, rowBytes: Int,
                                    spans: [(u: Int, v: Int, low: Int, high: Int)], firstRow: Int, step: (Int, Int), plane: Plane) {
         @inline(__always) func spread(_ offset: Int) -> UInt64 {

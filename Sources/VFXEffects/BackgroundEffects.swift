@@ -228,6 +228,11 @@ final class BackgroundProcessor: VideoProcessor {
     private var prepared: VideoFrame?
     private var placed: PixelBuffer?
     private var format: FrameFormat?
+    /// For video backgrounds: the resampling taps (made again only if the video's frame size changes) and the
+    /// buffers its frames are converted into (RGBA at its size; the frame's format at the frame's size).
+    private var placer: Resampler?
+    private var sourcePool: BufferPool?
+    private var pool: BufferPool?
 
     init(masks: MaskSource, background: Background) {
         self.masks = masks
@@ -239,13 +244,16 @@ final class BackgroundProcessor: VideoProcessor {
         shapes = PlaneShape.shapes(of: input.pixelFormat, width: input.width, height: input.height)
         weights = PlaneWeights(format: input.pixelFormat, width: input.width, height: input.height)
         blurs = shapes.map { NormalizedBlur(channels: $0.channels) }
-        placed = PixelBuffer(format: .rgba, width: input.width, height: input.height)
+        let placed = PixelBuffer(format: .rgba, width: input.width, height: input.height)
+        self.placed = placed
+        placer = nil
+        pool = BufferPool(format: input.pixelFormat, width: input.width, height: input.height, capacity: 2)
         masks.reset()
         switch background {
         case .blur, .video: prepared = nil
         case .picture(let picture, let fit):
-            prepared = Resampler.place(picture, width: input.width, height: input.height, fit: fit, into: placed)
-                .converted(to: input.pixelFormat, color: input.color)
+            prepared = Resampler(from: picture.width, picture.height, to: input.width, input.height, fit: fit)
+                .place(picture, into: placed).converted(to: input.pixelFormat, color: input.color)
         case .color(let color):
             let frame = VideoFrame(format: .rgba, width: input.width, height: input.height)
             let rgba = [color.red, color.green, color.blue, 1].map { UInt8(($0 * 255).rounded()) }
@@ -265,15 +273,21 @@ final class BackgroundProcessor: VideoProcessor {
         let mask = masks.mask(for: frame)
         weights.fill(inverting: mask.buffer.planes[0])
         var replacement = prepared
-        if case .video(let video) = background {
-            replacement = Resampler.place(try video.next(), width: frame.width, height: frame.height, fit: .fill, into: placed)
-                .converted(to: format.pixelFormat, color: frame.color)
+        if case .video(let video) = background, let placed {
+            // Placed into the one RGBA buffer, converted into a buffer from the pool: nothing allocated per frame
+            // once the pool holds a buffer (the previous background is released before this one is made).
+            let next = try video.next()
+            if placer?.fits(next) != true {
+                placer = Resampler(from: next.width, next.height, to: frame.width, frame.height, fit: .fill)
+                sourcePool = BufferPool(format: .rgba, width: next.width, height: next.height, capacity: 1)
+            }
+            replacement = placer?.place(next, into: placed, pool: sourcePool).converted(to: format.pixelFormat, color: frame.color, pool: pool)
         }
         let shapes = self.shapes, blurs = self.blurs
         frame.withMutablePlanes { planes in
             for shape in shapes {
                 let plane = planes[shape.index]
-                let rows: (Int) -> UnsafePointer<UInt8> = { UnsafePointer(weights.row(shape, $0)) }
+                let rows = WeightRows(weights, shape)
                 if case .blur(let sigma) = background {
                     let blur = blurs[shape.index]
                     let cell = NormalizedBlur.cellSize(sigma: sigma) / shape.subsampling
@@ -289,7 +303,7 @@ final class BackgroundProcessor: VideoProcessor {
     }
 
     /// `I + (w/255)·(B − I)` per sample, w the background weight.
-    static func composite(plane: Plane, over background: Plane, shape: PlaneShape, weights: (Int) -> UnsafePointer<UInt8>) {
+    static func composite(plane: Plane, over background: Plane, shape: PlaneShape, weights: WeightRows) {
         let channels = shape.channels
         for y in 0..<shape.height {
             let row = plane.row(y), back = background.row(y), w = weights(y)

@@ -132,16 +132,25 @@ enum Fit: String, CaseIterable {
 
 /// Bilinear resampling of an RGBA picture onto an RGBA frame of another size with a `Fit`; pixels the
 /// picture does not reach are transparent black. Pixel centres at +0.5 (as FFmpeg's and OpenCV's bilinear
-/// scalers).
+/// scalers): output pixel x samples the picture at u = (x + 0.5 − offsetX) / scale − 0.5, where fill scales by
+/// max(W/w, H/h), fit by min(W/w, H/h), stretch by W/w across and H/h down, and offsetX = (W − w·scale) / 2
+/// centres it. The taps are made once per pair of sizes, so a video background resamples without allocating.
 ///
 /// ```swift
-/// let placed = Resampler.place(picture, width: 1280, height: 720, fit: .fill)   // RGBA 1280×720
+/// let resampler = Resampler(from: 640, 480, to: 1280, 720, fit: .fill)
+/// let placed = resampler.place(picture, into: PixelBuffer(format: .rgba, width: 1280, height: 720))
 /// ```
-enum Resampler {
-    static func place(_ picture: VideoFrame, width: Int, height: Int, fit: Fit, into target: PixelBuffer? = nil) -> VideoFrame {
-        let source = picture.converted(to: .rgba)
-        let buffer = target ?? PixelBuffer(format: .rgba, width: width, height: height)
-        let sw = Float(source.width), sh = Float(source.height)
+struct Resampler {
+    let sourceWidth: Int, sourceHeight: Int, width: Int, height: Int
+    /// Per output column: left and right source columns, the weight of the right one, and whether the
+    /// column falls on the picture.
+    private let columns: [(Int, Int, Float, Bool)]
+    /// Per output row: top and bottom source rows and the weight of the bottom one, nil off the picture.
+    private let rows: [(Int, Int, Float)?]
+
+    init(from sourceWidth: Int, _ sourceHeight: Int, to width: Int, _ height: Int, fit: Fit) {
+        (self.sourceWidth, self.sourceHeight, self.width, self.height) = (sourceWidth, sourceHeight, width, height)
+        let sw = Float(sourceWidth), sh = Float(sourceHeight)
         var scaleX = Float(width) / sw, scaleY = Float(height) / sh
         switch fit {
         case .stretch: break
@@ -149,28 +158,44 @@ enum Resampler {
         case .fit: scaleX = min(scaleX, scaleY); scaleY = scaleX
         }
         let offsetX = (Float(width) - sw * scaleX) / 2, offsetY = (Float(height) - sh * scaleY) / 2
-        let input = source.plane(0), output = buffer.planes[0]
-        let columns: [(Int, Int, Float, Bool)] = (0..<width).map { x in
+        columns = (0..<width).map { x in
             let u = (Float(x) + 0.5 - offsetX) / scaleX - 0.5
             let inside = u >= -0.5 && u <= sw - 0.5
             let clamped = min(max(u, 0), sw - 1)
             let left = Int(clamped)
-            return (left, min(left + 1, source.width - 1), clamped - Float(left), inside)
+            return (left, min(left + 1, sourceWidth - 1), clamped - Float(left), inside)
         }
-        for y in 0..<height {
+        rows = (0..<height).map { y in
             let v = (Float(y) + 0.5 - offsetY) / scaleY - 0.5
-            let out = output.row(y)
-            guard v >= -0.5 && v <= sh - 0.5 else { out.update(repeating: 0, count: 4 * width); continue }
+            guard v >= -0.5 && v <= sh - 0.5 else { return nil }
             let clamped = min(max(v, 0), sh - 1)
-            let top = Int(clamped), bottom = min(top + 1, source.height - 1), t = clamped - Float(top)
-            let row0 = input.row(top), row1 = input.row(bottom)
-            for x in 0..<width {
-                let (left, right, s, inside) = columns[x]
-                for c in 0..<4 {
-                    guard inside else { out[4 * x + c] = 0; continue }
-                    let a = Float(row0[4 * left + c]) + (Float(row0[4 * right + c]) - Float(row0[4 * left + c])) * s
-                    let b = Float(row1[4 * left + c]) + (Float(row1[4 * right + c]) - Float(row1[4 * left + c])) * s
-                    out[4 * x + c] = UInt8(min(max(a + (b - a) * t + 0.5, 0), 255))
+            let top = Int(clamped)
+            return (top, min(top + 1, sourceHeight - 1), clamped - Float(top))
+        }
+    }
+
+    /// True when `picture` has the size these taps were made for.
+    func fits(_ picture: VideoFrame) -> Bool { picture.width == sourceWidth && picture.height == sourceHeight }
+
+    /// `picture` (of the size given at init; converted to RGBA, in a buffer from `pool` when given, if it is
+    /// not) placed into `buffer` (RGBA, the target size), returned as a full-range frame on that buffer.
+    func place(_ picture: VideoFrame, into buffer: PixelBuffer, pool: BufferPool? = nil) -> VideoFrame {
+        precondition(fits(picture) && buffer.format == .rgba && buffer.width == width && buffer.height == height)
+        let source = picture.converted(to: .rgba, pool: pool)
+        let input = source.plane(0), output = buffer.planes[0]
+        columns.withUnsafeBufferPointer { columns in
+            for y in 0..<height {
+                let out = output.row(y)
+                guard let (top, bottom, t) = rows[y] else { out.update(repeating: 0, count: 4 * width); continue }
+                let row0 = input.row(top), row1 = input.row(bottom)
+                for x in 0..<width {
+                    let (left, right, s, inside) = columns[x]
+                    for c in 0..<4 {
+                        guard inside else { out[4 * x + c] = 0; continue }
+                        let a = Float(row0[4 * left + c]) + (Float(row0[4 * right + c]) - Float(row0[4 * left + c])) * s
+                        let b = Float(row1[4 * left + c]) + (Float(row1[4 * right + c]) - Float(row1[4 * left + c])) * s
+                        out[4 * x + c] = UInt8(min(max(a + (b - a) * t + 0.5, 0), 255))
+                    }
                 }
             }
         }

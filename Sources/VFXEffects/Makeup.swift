@@ -66,19 +66,27 @@ enum MeshOutline {
     static func pixels(_ outline: [Int], of mesh: FaceLandmarks, width: Int, height: Int) -> [(x: Float, y: Float)] {
         outline.map { (mesh.points[$0].x * Float(width), mesh.points[$0].y * Float(height)) }
     }
+
+    /// Writes the outline in frame pixels over `corners` (which already holds one entry per point), in place.
+    static func update(_ corners: inout [(x: Float, y: Float)], _ outline: [Int], of mesh: FaceLandmarks, width: Int, height: Int) {
+        for (k, index) in outline.enumerated() { corners[k] = (mesh.points[index].x * Float(width), mesh.points[index].y * Float(height)) }
+    }
 }
 
 /// A polygon in frame pixels with a soft edge: coverage 1 inside, 0 outside, and a linear ramp across the
 /// `feather`-pixel band centred on the outline (`grow` moves the outline outward).
 struct SoftPolygon {
-    let corners: [(x: Float, y: Float)]
+    var corners: [(x: Float, y: Float)]
     var feather: Float = 2
     var grow: Float = 0
 
     var bounds: (x0: Float, y0: Float, x1: Float, y1: Float) {
         let margin = grow + feather
-        return (corners.map(\.x).min()! - margin, corners.map(\.y).min()! - margin,
-                corners.map(\.x).max()! + margin, corners.map(\.y).max()! + margin)
+        var box = (x0: Float.infinity, y0: Float.infinity, x1: -Float.infinity, y1: -Float.infinity)
+        for corner in corners {
+            box = (min(box.x0, corner.x), min(box.y0, corner.y), max(box.x1, corner.x), max(box.y1, corner.y))
+        }
+        return (box.x0 - margin, box.y0 - margin, box.x1 + margin, box.y1 + margin)
     }
 
     /// Signed distance from (x, y) to the outline, positive inside.
@@ -106,10 +114,11 @@ struct SoftPolygon {
 
     /// The coverage of pixels x0..<x1 of row y into `row` (indexed by x). Pixels farther than |grow| + feather/2
     /// from the outline are 0 or 1 by the even-odd rule on the row's crossings; only those nearer get the exact
-    /// distance, so the cost follows the outline's length, not the area.
-    func fill(row y: Int, from x0: Int, to x1: Int, into row: UnsafeMutablePointer<Float>) {
+    /// distance, so the cost follows the outline's length, not the area. `crossings` is scratch space kept by
+    /// the caller (emptied here), so drawing allocates nothing once it has grown.
+    func fill(row y: Int, from x0: Int, to x1: Int, into row: UnsafeMutablePointer<Float>, crossings: inout [Float]) {
         let py = Float(y) + 0.5
-        var crossings: [Float] = []
+        crossings.removeAll(keepingCapacity: true)
         var j = corners.count - 1
         for i in corners.indices {
             let a = corners[j], b = corners[i]
@@ -153,8 +162,15 @@ final class MakeupProcessor: VideoProcessor {
     private var colorSamples: [[Float]] = []
     private var format: PixelFormat = .i420
     private var smoothing: [Float] = []
+    /// The summed-area table of `boxMean`.
+    private var table: [Double] = []
     /// Two rows of coverage (the face's, then one outline's) while drawing the map.
     private var rowCoverage: [Float] = []
+    /// A row's crossings of an outline while drawing the map.
+    private var crossings: [Float] = []
+    /// The outlines of the look (made once, their corners rewritten for each face) and the faces' boxes.
+    private var regions: (include: [SoftPolygon], exclude: [SoftPolygon]) = ([], [])
+    private var boxes: [(x0: Int, y0: Int, x1: Int, y1: Int)] = []
 
     init(look: Look, amount: Float) {
         self.look = look
@@ -184,10 +200,10 @@ final class MakeupProcessor: VideoProcessor {
         let meshes = frame.attachments[FaceMeshes.self]?.faces ?? landmarker.process(frame)
         guard !meshes.isEmpty else { return frame }
         let width = frame.width, height = frame.height
-        var boxes: [(x0: Int, y0: Int, x1: Int, y1: Int)] = []
+        boxes.removeAll(keepingCapacity: true)
         weights.fill(clear: true) { plane in
             for mesh in meshes {
-                let regions = Self.regions(for: look, mesh: mesh, width: width, height: height)
+                Self.update(&regions, for: look, mesh: mesh, width: width, height: height)
                 guard let include = regions.include.first else { continue }
                 let b = include.bounds
                 let x0 = max(0, Int(b.x0) & ~1), y0 = max(0, Int(b.y0) & ~1)
@@ -200,11 +216,11 @@ final class MakeupProcessor: VideoProcessor {
                     for y in y0..<y1 {
                         for x in x0..<x1 { inside[x] = 1 }
                         for polygon in regions.include {
-                            polygon.fill(row: y, from: x0, to: x1, into: hole)
+                            polygon.fill(row: y, from: x0, to: x1, into: hole, crossings: &crossings)
                             for x in x0..<x1 { inside[x] *= hole[x] }
                         }
                         for polygon in regions.exclude {
-                            polygon.fill(row: y, from: x0, to: x1, into: hole)
+                            polygon.fill(row: y, from: x0, to: x1, into: hole, crossings: &crossings)
                             for x in x0..<x1 { inside[x] *= 1 - hole[x] }
                         }
                         let row = plane.row(y)
@@ -269,10 +285,32 @@ final class MakeupProcessor: VideoProcessor {
         }
         switch look {
         case .lipstick:
-            return ([polygon(MeshOutline.lipsOuter)], [polygon(MeshOutline.lipsInner)])
+            return ([polygon(lipsOutlines.include[0])], [polygon(lipsOutlines.exclude[0])])
         case .skinSmooth:
-            let parts = [MeshOutline.rightEye, MeshOutline.leftEye, MeshOutline.rightBrow, MeshOutline.leftBrow, MeshOutline.lipsOuter]
-            return ([polygon(MeshOutline.faceOval, grow: -2)], parts.map { polygon($0, grow: 3) })
+            return ([polygon(skinOutlines.include[0], grow: -2)], skinOutlines.exclude.map { polygon($0, grow: 3) })
+        }
+    }
+
+    /// The outlines behind `regions`: those that bound the look, then those cut out of it.
+    static let lipsOutlines = (include: [MeshOutline.lipsOuter], exclude: [MeshOutline.lipsInner])
+    static let skinOutlines = (include: [MeshOutline.faceOval],
+                               exclude: [MeshOutline.rightEye, MeshOutline.leftEye, MeshOutline.rightBrow, MeshOutline.leftBrow,
+                                         MeshOutline.lipsOuter])
+
+    /// `regions(for:mesh:width:height:)` written into `regions` in place: made on the first face, then only
+    /// their corners rewritten, so a frame allocates nothing.
+    static func update(_ regions: inout (include: [SoftPolygon], exclude: [SoftPolygon]), for look: Look, mesh: FaceLandmarks,
+                       width: Int, height: Int) {
+        guard !regions.include.isEmpty else {
+            regions = Self.regions(for: look, mesh: mesh, width: width, height: height)
+            return
+        }
+        let outlines = if case .lipstick = look { lipsOutlines } else { skinOutlines }
+        for k in regions.include.indices {
+            MeshOutline.update(&regions.include[k].corners, outlines.include[k], of: mesh, width: width, height: height)
+        }
+        for k in regions.exclude.indices {
+            MeshOutline.update(&regions.exclude[k].corners, outlines.exclude[k], of: mesh, width: width, height: height)
         }
     }
 
@@ -287,7 +325,10 @@ final class MakeupProcessor: VideoProcessor {
         let epsilon: Float = 144
         let count = w * h
         if smoothing.count < 6 * count { smoothing = [Float](repeating: 0, count: 6 * count) }
+        if table.count < (w + 1) * (h + 1) { table = [Double](repeating: 0, count: (w + 1) * (h + 1)) }
         smoothing.withUnsafeMutableBufferPointer { storage in
+          table.withUnsafeMutableBufferPointer { table in
+            let table = table.baseAddress!
             let guide = storage.baseAddress!, squares = guide + count, mean = guide + 2 * count, meanSquares = guide + 3 * count
             let a = guide + 4 * count, b = guide + 5 * count
             for c in 0..<channels {
@@ -299,15 +340,15 @@ final class MakeupProcessor: VideoProcessor {
                         squares[y * w + x] = value * value
                     }
                 }
-                Self.boxMean(guide, into: mean, width: w, height: h, radius: radius)
-                Self.boxMean(squares, into: meanSquares, width: w, height: h, radius: radius)
+                Self.boxMean(guide, into: mean, width: w, height: h, radius: radius, table: table)
+                Self.boxMean(squares, into: meanSquares, width: w, height: h, radius: radius, table: table)
                 for i in 0..<count {
                     let variance = max(meanSquares[i] - mean[i] * mean[i], 0)
                     a[i] = variance / (variance + epsilon)
                     b[i] = mean[i] * (1 - a[i])
                 }
-                Self.boxMean(a, into: squares, width: w, height: h, radius: radius)
-                Self.boxMean(b, into: meanSquares, width: w, height: h, radius: radius)
+                Self.boxMean(a, into: squares, width: w, height: h, radius: radius, table: table)
+                Self.boxMean(b, into: meanSquares, width: w, height: h, radius: radius, table: table)
                 for y in 0..<h {
                     let row = plane.row(box.y0 + y), coverage = weights.row(shape, box.y0 + y)
                     for x in 0..<w where coverage[box.x0 + x] != 0 {
@@ -319,13 +360,17 @@ final class MakeupProcessor: VideoProcessor {
                     }
                 }
             }
+          }
         }
     }
 
-    /// Mean over the (2r+1)² window, clipped at the edges, through a summed-area table.
-    static func boxMean(_ source: UnsafeMutablePointer<Float>, into target: UnsafeMutablePointer<Float>, width: Int, height: Int, radius: Int) {
-        var table = [Double](repeating: 0, count: (width + 1) * (height + 1))
+    /// Mean over the (2r+1)² window, clipped at the edges, through a summed-area table (`table`: room for
+    /// (width + 1)·(height + 1) values, kept by the caller).
+    static func boxMean(_ source: UnsafeMutablePointer<Float>, into target: UnsafeMutablePointer<Float>, width: Int, height: Int, radius: Int,
+                        table: UnsafeMutablePointer<Double>) {
+        table.update(repeating: 0, count: width + 1)
         for y in 0..<height {
+            table[(y + 1) * (width + 1)] = 0
             var rowSum: Double = 0
             for x in 0..<width {
                 rowSum += Double(source[y * width + x])

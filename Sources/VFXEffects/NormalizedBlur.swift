@@ -15,11 +15,14 @@ import VFXCore
 ///
 /// ```swift
 /// let blur = NormalizedBlur(channels: 1)
-/// blur.compute(plane: y, region: (0, 0, 1280, 720), cell: 8, sigma: 20) { weights.row(shape, $0) }
-/// blur.blend(plane: y) { weights.row(shape, $0) }
+/// let rows = WeightRows(weights, shape)                   // a PlaneWeights map at the plane's resolution
+/// blur.compute(plane: y, region: (0, 0, 1280, 720), cell: 8, sigma: 20, weights: rows)
+/// blur.blend(plane: y, weights: rows)
 /// ```
 ///
 /// Cost: one pass over the region to sum, a Gaussian on a grid `cell²` times smaller, and one pass to blend.
+/// Every buffer (grids, column sums, taps, the widened rows) is kept and reused while the region's size, the
+/// cell and σ stay the same, so steady-state processing allocates nothing.
 final class NormalizedBlur {
     let channels: Int
     private(set) var region = (x: 0, y: 0, width: 0, height: 0)
@@ -34,6 +37,10 @@ final class NormalizedBlur {
     private var widened: [Float] = []
     private var columns: [(Int32, Int32, Float)] = []
     private var columnsKey = (0, 0)
+    private var rows: [(Int32, Int32, Float)] = []
+    private var rowsKey = (0, 0)
+    private var taps: [Float] = []
+    private var tapsKey: (sigma: Float, cell: Int) = (0, 0)
 
     init(channels: Int) { self.channels = channels }
 
@@ -41,10 +48,10 @@ final class NormalizedBlur {
     /// per σ, so the grid Gaussian spans ±7 cells.
     static func cellSize(sigma: Float) -> Int { 2 * max(1, Int((sigma / 5).rounded())) }
 
-    /// Sums the region's pixels and weights into cells and blurs the grid. `weights(y)` is row y of the
-    /// plane's weight map (0…255), indexed by plane x; nil weights count every pixel fully.
+    /// Sums the region's pixels and weights into cells and blurs the grid. `weights` holds the plane's weight
+    /// map (0…255, indexed by plane x and y); nil weights count every pixel fully.
     func compute(plane: Plane, region: (x: Int, y: Int, width: Int, height: Int), cell: Int, sigma: Float,
-                 weights: ((Int) -> UnsafePointer<UInt8>)?) {
+                 weights: WeightRows?) {
         precondition(cell >= 1 && region.width > 0 && region.height > 0)
         self.region = region
         self.cell = cell
@@ -107,11 +114,14 @@ final class NormalizedBlur {
             }
         }
         // Gaussian on every grid, zero outside (normalized convolution renormalizes the edges).
-        let variance = max(sigma * sigma - Float(cell * cell - 1) / 12, 0.01)
-        let sigmaCells = variance.squareRoot() / Float(cell)
-        let radius = max(1, Int((3 * sigmaCells).rounded(.up)))
-        let taps = (-radius...radius).map { exp(-Float($0 * $0) / (2 * sigmaCells * sigmaCells)) }
-        for k in 0...channels { blurGrid(offset: k * count, taps: taps, radius: radius) }
+        if tapsKey != (sigma, cell) {
+            let variance = max(sigma * sigma - Float(cell * cell - 1) / 12, 0.01)
+            let sigmaCells = variance.squareRoot() / Float(cell)
+            let radius = max(1, Int((3 * sigmaCells).rounded(.up)))
+            taps = (-radius...radius).map { exp(-Float($0 * $0) / (2 * sigmaCells * sigmaCells)) }
+            tapsKey = (sigma, cell)
+        }
+        for k in 0...channels { blurGrid(offset: k * count, radius: taps.count / 2) }
         // The ratio per cell, then each grid row widened to the region's width.
         grids.withUnsafeMutableBufferPointer { grids in
             let g = grids.baseAddress!
@@ -145,10 +155,14 @@ final class NormalizedBlur {
         }
     }
 
-    /// Writes `I + (w/255)·(blurred − I)` over the region; `weights(y)` as in `compute` (nil: w = 255).
-    func blend(plane: Plane, weights: ((Int) -> UnsafePointer<UInt8>)?) {
+    /// Writes `I + (w/255)·(blurred − I)` over the region; `weights` as in `compute` (nil: w = 255).
+    func blend(plane: Plane, weights: WeightRows?) {
         let channels = self.channels, width = region.width
-        let rows = Self.taps(outputs: region.height, cell: cell, cells: gridHeight)
+        if rowsKey != (region.height, cell) {
+            rows = Self.taps(outputs: region.height, cell: cell, cells: gridHeight)
+            rowsKey = (region.height, cell)
+        }
+        let rows = self.rows
         widened.withUnsafeBufferPointer { widened in
             for y in 0..<region.height {
                 let (a, b, t) = rows[y]
@@ -184,7 +198,7 @@ final class NormalizedBlur {
     }
 
     /// Separable Gaussian (unnormalized taps; the ratio cancels the scale) on one grid, zero outside.
-    private func blurGrid(offset: Int, taps: [Float], radius: Int) {
+    private func blurGrid(offset: Int, radius: Int) {
         let gw = gridWidth, gh = gridHeight
         grids.withUnsafeMutableBufferPointer { grids in
             scratch.withUnsafeMutableBufferPointer { scratch in
@@ -220,4 +234,19 @@ final class NormalizedBlur {
             return (Int32(first), Int32(min(first + 1, cells - 1)), position - Float(first))
         }
     }
+}
+
+/// The rows of a `PlaneWeights` map at one plane's resolution, as `NormalizedBlur` reads them (a value: passing
+/// it allocates nothing, unlike a closure).
+struct WeightRows {
+    let weights: PlaneWeights
+    let shape: PlaneShape
+
+    init(_ weights: PlaneWeights, _ shape: PlaneShape) {
+        self.weights = weights
+        self.shape = shape
+    }
+
+    /// Row `y` of the map, indexed by plane x.
+    func callAsFunction(_ y: Int) -> UnsafePointer<UInt8> { UnsafePointer(weights.row(shape, y)) }
 }

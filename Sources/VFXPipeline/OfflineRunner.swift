@@ -96,7 +96,7 @@ public final class OfflineRunner {
                     while let frame = decoded.pop() {
                         received += 1
                         let t0 = DispatchTime.now()
-                        try processor.process(frame, emit: forward)
+                        try processor.process(consume frame, emit: forward)
                         timing.record(seconds: seconds(since: t0))
                     }
                     if !decoded.wasCancelled { try processor.flush(emit: forward) }

@@ -147,6 +147,125 @@ final class BackgroundTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(background, 30)
     }
 
+    /// A folder removed after the test.
+    func temporaryFolder() throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("vfx-bg-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(at: folder) }
+        return folder
+    }
+
+    /// FFmpeg run on `input` with the filter graph `graph`: every frame as rgb24 bytes.
+    static func ffmpegFrames(_ input: String, graph: String, width: Int, height: Int) throws -> [[UInt8]] {
+        let run = try TestProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-i", input, "-vf", graph, "-f", "rawvideo",
+                                                          "-pix_fmt", "rgb24", "-"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let size = width * height * 3
+        return stride(from: 0, to: run.stdout.count - size + 1, by: size).map { [UInt8](run.stdout[$0..<($0 + size)]) }
+    }
+
+    /// PSNR of two RGB pictures over the pixels `pixels` (indices into the picture).
+    static func psnr(_ a: [UInt8], _ b: [UInt8], over pixels: [Int]) -> Double {
+        Quality.psnr(pixels.flatMap { Array(a[(3 * $0)..<(3 * $0 + 3)]) }, pixels.flatMap { Array(b[(3 * $0)..<(3 * $0 + 3)]) })
+    }
+
+    /// background-image with fit=fill and fit=fit: where the mask is ≤ 0.1 the output is the picture placed as the
+    /// formula says (fill: scaled by max(W/w, H/h), centred, the overflow cropped; fit: scaled by min(W/w, H/h),
+    /// centred, black bars), here checked against FFmpeg's bilinear scale followed by crop or pad of the same
+    /// picture (≥ 30 dB, the bound of the stretch check; sizes chosen so both place it on whole pixels); where the
+    /// mask is ≥ 0.9 the output is the input (≥ 35 dB). The wrong fit must score far lower, so the check can fail.
+    func testBackgroundImageFillAndFitPlaceThePictureAsTheFormulaSays() throws {
+        let picture = try Self.picture("astronaut.png")
+        XCTAssertEqual(picture.width, 512)
+        XCTAssertEqual(picture.height, 512)
+        let folder = try temporaryFolder()
+        // 256×128 onto 512×512: fill scales by 4 (1024×512, 256 px cropped on each side), fit by 2 (512×256,
+        // 128 px bars above and below).
+        let background = folder.appendingPathComponent("wide.png").path
+        let made = try TestProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-y", "-i", TestMedia.path("camera.png"), "-vf",
+                                                           "scale=256:128:flags=bilinear", "-pix_fmt", "rgb24", background])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let references = [
+            "fill": try Self.ffmpegFrames(background, graph: "scale=1024:512:flags=bilinear,crop=512:512:256:0", width: 512, height: 512),
+            "fit": try Self.ffmpegFrames(background, graph: "scale=512:256:flags=bilinear,pad=512:512:0:128:black", width: 512, height: 512),
+        ]
+        let input = picture.rgb.map { UInt8($0) }
+        let backgroundPixels = picture.mask.indices.filter { picture.mask[$0] <= 0.1 }
+        let personPixels = picture.mask.indices.filter { picture.mask[$0] >= 0.9 }
+        XCTAssertGreaterThan(backgroundPixels.count, 10_000)
+        XCTAssertGreaterThan(personPixels.count, 10_000)
+        for (fit, other) in [("fill", "fit"), ("fit", "fill")] {
+            let expected = try XCTUnwrap(references[fit]?.first), wrong = try XCTUnwrap(references[other]?.first)
+            let output = Effects.rgb(try Effects.apply("background-image:file=\(background):fit=\(fit)", to: picture.frame))
+            let score = Self.psnr(output, expected, over: backgroundPixels), wrongScore = Self.psnr(output, wrong, over: backgroundPixels)
+            let person = Self.psnr(output, input, over: personPixels)
+            print("background-image fit=\(fit): background \(score) dB (against fit=\(other): \(wrongScore) dB), person \(person) dB")
+            XCTAssertGreaterThanOrEqual(score, 30, fit)
+            XCTAssertLessThan(wrongScore, 20, "\(fit): the check should tell the two fits apart")
+            XCTAssertGreaterThanOrEqual(person, 35, fit)
+        }
+    }
+
+    /// background-video: frame k of the output shows frame k of the video behind the person (placed by fill, as
+    /// FFmpeg's scale + crop of the same frame: ≥ 30 dB where the mask is ≤ 0.1; the person ≥ 35 dB where it is
+    /// ≥ 0.9). The video is shorter than the input: with loop=1 frame k shows video frame k mod n, with loop=0 the
+    /// last video frame holds. Every video frame differs (its own colours and stripes), and the check requires
+    /// the expected frame to score ≥ 10 dB better than the nearest other, so showing a wrong frame fails.
+    func testBackgroundVideoFollowsTheVideoLoopsOrHolds() throws {
+        let folder = try temporaryFolder()
+        let (videoWidth, videoHeight, videoFrames) = (256, 128, 4)
+        var raw = Data()
+        for k in 0..<videoFrames {
+            for y in 0..<videoHeight {
+                for x in 0..<videoWidth {
+                    let stripe = ((x + 37 * k) / 16 + y / 16) % 2 == 0
+                    raw += [UInt8(40 + 60 * k), stripe ? 200 : 60, UInt8(220 - 50 * k)]
+                }
+            }
+        }
+        let rawPath = folder.appendingPathComponent("frames.rgb")
+        try raw.write(to: rawPath)
+        let video = folder.appendingPathComponent("background.y4m").path
+        let made = try TestProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s",
+                                                           "\(videoWidth)x\(videoHeight)", "-r", "25", "-i", rawPath.path,
+                                                           "-pix_fmt", "yuv420p", video])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let expected = try Self.ffmpegFrames(video, graph: "scale=1024:512:flags=bilinear,crop=512:512:256:0", width: 512, height: 512)
+        XCTAssertEqual(expected.count, videoFrames)
+
+        // The person: astronaut.png as a 10-frame clip; the masks as `vfx segment` makes them, frame after frame.
+        let still = try XCTUnwrap(Effects.read(TestMedia.path("astronaut.png")).first).converted(to: .rgba)
+        let clip = (0..<10).map { index -> VideoFrame in
+            var frame = still
+            frame.timestamp = MediaTime(value: Int64(index), timescale: 25)
+            return frame
+        }
+        let segmenter = try PersonSegmenter(model: .general)
+        let masks = clip.map { frame in
+            let mask = segmenter.segment(frame)
+            return (0..<(frame.width * frame.height)).map { Double(mask[x: $0 % frame.width, y: $0 / frame.width]) / 255 }
+        }
+        let input = Effects.rgb(still)
+        for loop in [1, 0] {
+            let outputs = try Effects.apply("background-video:file=\(video):loop=\(loop)", to: clip)
+            XCTAssertEqual(outputs.count, clip.count)
+            for (index, output) in outputs.enumerated() {
+                let rgb = Effects.rgb(output)
+                let shown = loop == 1 ? index % videoFrames : min(index, videoFrames - 1)
+                let background = masks[index].indices.filter { masks[index][$0] <= 0.1 }
+                let person = masks[index].indices.filter { masks[index][$0] >= 0.9 }
+                let scores = expected.map { Self.psnr(rgb, $0, over: background) }
+                let others = scores.indices.filter { $0 != shown }.map { scores[$0] }.max() ?? 0
+                XCTAssertGreaterThanOrEqual(scores[shown], 30, "loop=\(loop) frame \(index): video frame \(shown) expected")
+                XCTAssertGreaterThan(scores[shown], others + 10, "loop=\(loop) frame \(index): another video frame shows")
+                XCTAssertGreaterThanOrEqual(Self.psnr(rgb, input, over: person), 35, "loop=\(loop) frame \(index): the person")
+                if index == outputs.count - 1 {
+                    print("background-video loop=\(loop), last frame: video frame \(shown) at \(scores[shown]) dB, others ≤ \(others) dB")
+                }
+            }
+        }
+    }
+
     /// background-color: the background becomes the color (mask ≤ 0.1: within 3 levels of the formula).
     func testBackgroundColorByNameAndCode() throws {
         let picture = try Self.picture("astronaut.png")

@@ -24,19 +24,28 @@ final class FaceEffectsTests: XCTestCase {
     /// face-pixelate: MediaPipe (short and full range) finds none of the faces in the output that it found in the
     /// input (no output face overlapping an input face at IoU > 0.3), on the pictures and every carphone frame.
     func testFacePixelateHidesEveryFaceFromMediaPipe() throws {
+        try checkHidesEveryFace("face-pixelate")
+    }
+
+    /// face-blur, the same check: every face MediaPipe found before is gone after, on the pictures and the clip.
+    func testFaceBlurHidesEveryFaceFromMediaPipe() throws {
+        try checkHidesEveryFace("face-blur")
+    }
+
+    func checkHidesEveryFace(_ chain: String) throws {
         var checked = 0
         for (name, picture) in try Self.pictures() {
-            let output = try Effects.apply("face-pixelate", to: picture)
+            let output = try Effects.apply(chain, to: picture)
             let before = try Effects.mediaPipeFaces([picture]), after = try Effects.mediaPipeFaces([output])
             for (found, left) in [(before.short[0], after.short[0]), (before.full[0], after.full[0])] {
                 checked += found.count
                 for face in found {
-                    XCTAssertFalse(left.contains { $0.iou(face) > 0.3 }, "\(name): a face is still found after face-pixelate")
+                    XCTAssertFalse(left.contains { $0.iou(face) > 0.3 }, "\(name): a face is still found after \(chain)")
                 }
             }
         }
         let clip = try Effects.read(TestMedia.path("carphone_pristine.mp4"))
-        let outputs = try Effects.apply("face-pixelate", to: clip)
+        let outputs = try Effects.apply(chain, to: clip)
         XCTAssertEqual(outputs.count, clip.count)
         let before = try Effects.mediaPipeFaces(clip), after = try Effects.mediaPipeFaces(outputs)
         var clipFaces = 0
@@ -44,11 +53,11 @@ final class FaceEffectsTests: XCTestCase {
             for (found, left) in [(before.short[index], after.short[index]), (before.full[index], after.full[index])] {
                 clipFaces += found.count
                 for face in found {
-                    XCTAssertFalse(left.contains { $0.iou(face) > 0.3 }, "carphone frame \(index): a face is still found")
+                    XCTAssertFalse(left.contains { $0.iou(face) > 0.3 }, "carphone frame \(index): a face is still found after \(chain)")
                 }
             }
         }
-        print("face-pixelate: \(checked) picture faces and \(clipFaces) clip faces found by MediaPipe before, none after")
+        print("\(chain): \(checked) picture faces and \(clipFaces) clip faces found by MediaPipe before, none after")
         XCTAssertGreaterThan(clipFaces, clip.count, "MediaPipe should find the face in the clip")
     }
 

@@ -125,6 +125,43 @@ final class CommandTests: XCTestCase {
         XCTAssertEqual(count, 120)
     }
 
+    /// Masks in video containers are stored losslessly: FFmpeg decodes the .mkv and .avi masks (FFV1, gray) to
+    /// exactly the bytes of the .y4m one (bound: 0 differing bytes). An .mp4 or .webm (whose codecs would alter the
+    /// mask) is refused with one line naming it and the .mkv to write instead, exit 2, nothing written.
+    func testSegmentVideoMasksAreLosslessInEveryContainer() throws {
+        let input = TestMedia.path("carphone_pristine.mp4")
+        func decoded(_ path: String) throws -> Data {
+            let run = try TestProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "gray", "-"])
+            XCTAssertEqual(run.status, 0, run.stderr)
+            return run.stdout
+        }
+        let raw = folder.appendingPathComponent("mask.y4m").path
+        XCTAssertEqual(try run(["segment", input, "-o", raw]).status, 0)
+        let reference = try decoded(raw)
+        XCTAssertEqual(reference.count, 176 * 144 * 120)
+        for (name, codec) in [("mask.mkv", "ffv1"), ("mask.avi", "ffv1")] {
+            let output = folder.appendingPathComponent(name).path
+            let result = try run(["segment", input, "-o", output])
+            XCTAssertEqual(result.status, 0, result.stderr)
+            let probe = try TestProcess.run("/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
+                                                                 "stream=codec_name,pix_fmt", "-of", "csv=p=0", output])
+            XCTAssertEqual(String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines),
+                           "\(codec),gray", name)
+            let bytes = try decoded(output)
+            XCTAssertEqual(bytes.count, reference.count, name)
+            let differing = zip(bytes, reference).filter { $0 != $1 }.count
+            XCTAssertEqual(differing, 0, "\(name): the mask should come back exactly")
+        }
+        for name in ["mask.mp4", "mask.webm"] {
+            let lossy = folder.appendingPathComponent(name).path
+            let refused = try run(["segment", input, "-o", lossy])
+            XCTAssertEqual(refused.status, 2, name)
+            XCTAssertTrue(refused.stderr.contains(lossy) && refused.stderr.contains("mask.mkv"), refused.stderr)
+            XCTAssertEqual(refused.stderr.trimmingCharacters(in: .newlines).split(separator: "\n").count, 1, refused.stderr)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: lossy), name)
+        }
+    }
+
     func testBadInputIsOneLineAndNonZero() throws {
         let cases: [([String], Int32)] = [
             (["detect", "faces", "/nonexistent/picture.png"], 1),

@@ -119,17 +119,34 @@ final class PlaneBoxBlur: @unchecked Sendable {
         }
     }
 
+    /// Running sums along row `y`, one per channel. Only the first `radius` and last `radius + 1` pixels need
+    /// their neighbours clamped; the loop between them reads both ends of the window directly.
     private func horizontal(_ source: Plane, row y: Int) {
-        let input = source.row(y)
+        let input = UnsafePointer(source.row(y))
         let output = sums + y * stride
-        let c = channels, last = width - 1
+        let c = channels, last = width - 1, r = radius
+        let interior = r..<max(r, width - r - 1)
         for channel in 0..<c {
+            let row = input + channel, out = output + channel
             var sum: Int32 = 0
-            for k in -radius...radius { sum += Int32(input[min(max(k, 0), last) * c + channel]) }
-            for x in 0..<width {
-                output[x * c + channel] = sum
-                sum += Int32(input[min(x + radius + 1, last) * c + channel]) - Int32(input[max(x - radius, 0) * c + channel])
+            for k in -r...r { sum += Int32(row[min(max(k, 0), last) * c]) }
+            @inline(__always) func clampedStep(_ x: Int) {
+                out[x * c] = sum
+                sum += Int32(row[min(x + r + 1, last) * c]) - Int32(row[max(x - r, 0) * c])
             }
+            for x in 0..<min(r, width) { clampedStep(x) }
+            if c == 1 {
+                for x in interior {
+                    out[x] = sum
+                    sum += Int32(row[x + r + 1]) - Int32(row[x - r])
+                }
+            } else {
+                for x in interior {
+                    out[x * c] = sum
+                    sum += Int32(row[(x + r + 1) * c]) - Int32(row[(x - r) * c])
+                }
+            }
+            for x in max(interior.upperBound, min(r, width))..<width { clampedStep(x) }
         }
     }
 
@@ -147,12 +164,16 @@ final class PlaneBoxBlur: @unchecked Sendable {
             // Nearest integer to sum / area = ⌊(2·sum + area) / (2·area)⌋ (area is odd: no ties), estimated in
             // floats and corrected exactly in integers with sign shifts (no masks).
             let numerator = (sum &* 2) &+ area
-            let estimate = SIMD16<Float>(numerator) * inverse - 0.5 + 12_582_912
+            // Lane loops for the conversions: the generic SIMD initializers stay out-of-line calls here.
+            var estimate = SIMD16<Float>()
+            for lane in 0..<16 { estimate[lane] = Float(numerator[lane]) }
+            estimate = estimate * inverse - 0.5 + 12_582_912
             var q = unsafeBitCast(estimate, to: SIMD16<Int32>.self) &- 0x4B40_0000
             let excess = numerator &- q &* (2 * area)
             q &+= excess &>> 31
             q &-= ((2 * area - 1) &- excess) &>> 31
-            let bytes = SIMD16<UInt8>(truncatingIfNeeded: q)
+            var bytes = SIMD16<UInt8>()
+            for lane in 0..<16 { bytes[lane] = UInt8(truncatingIfNeeded: q[lane]) }
             let output = target.row(y) + firstSample
             if count == 16 {
                 UnsafeMutableRawPointer(output).storeBytes(of: bytes, as: SIMD16<UInt8>.self)

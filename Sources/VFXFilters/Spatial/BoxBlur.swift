@@ -146,7 +146,7 @@ final class PlaneBoxBlur: @unchecked Sendable {
                     sum += Int32(row[(x + r + 1) * c]) - Int32(row[(x - r) * c])
                 }
             }
-            for x in max(interior.upperBound, min(r, width))..<width { clampedStep(x) }
+            for x in min(interior.upperBound, width)..<width { clampedStep(x) }
         }
     }
 

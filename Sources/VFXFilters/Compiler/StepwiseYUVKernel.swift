@@ -83,46 +83,29 @@ final class StepwiseYUVKernel: ColorKernel {
 
     deinit { StepwiseYUVKernel.deallocate(steps) }
 
+    /// The loop is compiled once per layout and per program: a lone per-channel step (`gamma`, `tone-curve`,
+    /// `levels`) gets its own copy with the three lookups inlined; other runs go through the list of steps.
     func apply(to planes: [Plane], width: Int, height: Int, slices: SliceRunner) {
-        if chromaInterleaved {
-            run(planes, width: width, height: height, slices: slices, layout: InterleavedChroma.self)
-        } else {
-            run(planes, width: width, height: height, slices: slices, layout: SeparateChroma.self)
-        }
-    }
-
-    /// The table entry nearest to each lane of `value` (in 0…1).
-    @inline(__always)
-    private static func lookup(_ table: UnsafeMutablePointer<Float>, _ value: SIMD8<Float>) -> SIMD8<Float> {
-        let position = value * Float(tableSize - 1) + 0.5
-        var result = SIMD8<Float>()
-        for lane in 0..<8 { result[lane] = table[Int(Int32(position[lane]))] }
-        return result
-    }
-
-    /// Every step on 8 pixels' clamped R'G'B'.
-    @inline(__always)
-    private func transform(_ r: inout SIMD8<Float>, _ g: inout SIMD8<Float>, _ b: inout SIMD8<Float>) {
-        let n = StepwiseYUVKernel.tableSize
-        for step in steps {
-            switch step {
-            case .affine(let m):
-                let red = (r * m.red.x).addingProduct(g, m.red.y).addingProduct(b, m.red.z) + m.offset.x
-                let green = (r * m.green.x).addingProduct(g, m.green.y).addingProduct(b, m.green.z) + m.offset.y
-                let blue = (r * m.blue.x).addingProduct(g, m.blue.y).addingProduct(b, m.blue.z) + m.offset.z
-                r = red.clampedToUnit
-                g = green.clampedToUnit
-                b = blue.clampedToUnit
-            case .tables(let table):
-                r = StepwiseYUVKernel.lookup(table, r)
-                g = StepwiseYUVKernel.lookup(table + n, g)
-                b = StepwiseYUVKernel.lookup(table + 2 * n, b)
+        if steps.count == 1, case .tables(let table) = steps[0] {
+            let program = OneCurveStep(table: table)
+            if chromaInterleaved {
+                run(planes, width: width, height: height, slices: slices, layout: InterleavedChroma.self, program: program)
+            } else {
+                run(planes, width: width, height: height, slices: slices, layout: SeparateChroma.self, program: program)
             }
+            return
+        }
+        let program = StepList(steps: steps)
+        if chromaInterleaved {
+            run(planes, width: width, height: height, slices: slices, layout: InterleavedChroma.self, program: program)
+        } else {
+            run(planes, width: width, height: height, slices: slices, layout: SeparateChroma.self, program: program)
         }
     }
 
-    private func run<Layout: ChromaLayout>(_ planes: [Plane], width: Int, height: Int, slices: SliceRunner,
-                                           layout: Layout.Type) {
+    private func run<Layout: ChromaLayout, Program: StepProgram>(_ planes: [Plane], width: Int, height: Int,
+                                                                 slices: SliceRunner, layout: Layout.Type,
+                                                                 program: Program) {
         let luma = planes[0]
         let cbPlane = planes[1]
         let crPlane = planes[planes.count - 1]
@@ -159,7 +142,7 @@ final class StepwiseYUVKernel: ColorKernel {
                             var r = kR.addingProduct(y, gain.x).clampedToUnit
                             var g = kG.addingProduct(y, gain.y).clampedToUnit
                             var b = kB.addingProduct(y, gain.z).clampedToUnit
-                            transform(&r, &g, &b)
+                            program.apply(&r, &g, &b)
                             let luma = (r * (weights.red * outScale)).addingProduct(g, weights.green * outScale)
                                 .addingProduct(b, weights.blue * outScale) + outOffset
                             if parity == 0 { output.0 = luma } else { output.1 = luma }
@@ -176,6 +159,58 @@ final class StepwiseYUVKernel: ColorKernel {
                     Layout.store(roundedBytes(outCb), roundedBytes(outCr), cbRow, crRow, at: cx)
                     cx += 8
                 }
+            }
+        }
+    }
+}
+
+/// What `StepwiseYUVKernel` does to 8 pixels' clamped R'G'B'.
+private protocol StepProgram {
+    func apply(_ r: inout SIMD8<Float>, _ g: inout SIMD8<Float>, _ b: inout SIMD8<Float>)
+}
+
+/// The table entry nearest to each lane of `value` (in 0…1).
+@inline(__always)
+private func lookup(_ table: UnsafeMutablePointer<Float>, _ value: SIMD8<Float>) -> SIMD8<Float> {
+    let position = value * Float(StepwiseYUVKernel.tableSize - 1) + 0.5
+    var result = SIMD8<Float>()
+    for lane in 0..<8 { result[lane] = table[Int(Int32(position[lane]))] }
+    return result
+}
+
+/// A lone per-channel step.
+private struct OneCurveStep: StepProgram {
+    let table: UnsafeMutablePointer<Float>
+
+    @inline(__always)
+    func apply(_ r: inout SIMD8<Float>, _ g: inout SIMD8<Float>, _ b: inout SIMD8<Float>) {
+        let n = StepwiseYUVKernel.tableSize
+        r = lookup(table, r)
+        g = lookup(table + n, g)
+        b = lookup(table + 2 * n, b)
+    }
+}
+
+/// Any list of steps, one after the other.
+private struct StepList: StepProgram {
+    let steps: [StepwiseYUVKernel.Step]
+
+    @inline(__always)
+    func apply(_ r: inout SIMD8<Float>, _ g: inout SIMD8<Float>, _ b: inout SIMD8<Float>) {
+        let n = StepwiseYUVKernel.tableSize
+        for step in steps {
+            switch step {
+            case .affine(let m):
+                let red = (r * m.red.x).addingProduct(g, m.red.y).addingProduct(b, m.red.z) + m.offset.x
+                let green = (r * m.green.x).addingProduct(g, m.green.y).addingProduct(b, m.green.z) + m.offset.y
+                let blue = (r * m.blue.x).addingProduct(g, m.blue.y).addingProduct(b, m.blue.z) + m.offset.z
+                r = red.clampedToUnit
+                g = green.clampedToUnit
+                b = blue.clampedToUnit
+            case .tables(let table):
+                r = lookup(table, r)
+                g = lookup(table + n, g)
+                b = lookup(table + 2 * n, b)
             }
         }
     }

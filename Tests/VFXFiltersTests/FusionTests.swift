@@ -81,18 +81,19 @@ final class FusionTests: XCTestCase {
         XCTAssertLessThanOrEqual(worst, 1)
     }
 
-    /// The stepwise kernel (a run of matrices and smooth per-channel curves on I420/NV12) against its definition
-    /// evaluated here in doubles: each pixel's R'G'B' from its luma and its block's chroma (BT.601 limited range),
-    /// clipped; `gamma:power=1.3` (x^1.3, clipped), then the sepia matrix (clipped), its luma; each block's chroma from
-    /// the mean of its pixels' output R'G'B'. Odd sizes exercise the one-column and one-row blocks. ≤ 1 code: rounding,
-    /// plus the curve read at the nearest of 4096 entries (≤ 1.3 × 0.5/4095 of full scale = 0.04 codes, times the
-    /// matrix's gain ≤ 1.35).
-    func testStepwiseKernelOnOddSizesMatchesItsDefinition() throws {
+    /// The per-channel curve kernel (a lone smooth curve on I420/NV12) against its definition evaluated here in
+    /// doubles: each pixel's R'G'B' from its luma and its block's chroma (BT.601 limited range), clipped;
+    /// `gamma:power=1.3` (x^1.3) and `gamma:power=0.6` (x^0.6, infinite slope at 0), their luma; each block's chroma
+    /// from the mean of its pixels' output R'G'B'. Odd sizes exercise the one-column and one-row blocks. ≤ 1 code:
+    /// rounding, plus the curve read at the nearest of 4096 entries (x^1.3: ≤ 1.3 × 0.5/4095 of full scale = 0.04
+    /// codes; x^0.6: ≤ 0.25 codes, between the first two entries).
+    func testChannelCurveKernelOnOddSizesMatchesItsDefinition() throws {
         let (width, height) = (37, 19)
         let (cw, ch) = ((width + 1) / 2, (height + 1) / 2)
         var generator = SystemRandomNumberGenerator.Seeded(state: 7)
         let input = (0..<(width * height + 2 * cw * ch)).map { _ in generator.byte() }
-        for (chain, format) in [("gamma:power=1.3,sepia", PixelFormat.i420), ("gamma:power=1.3,sepia", .nv12)] {
+        for (power, format) in [(1.3, PixelFormat.i420), (1.3, .nv12), (0.6, .i420)] {
+            let chain = "gamma:power=\(power)"
             var frameBytes = input
             if format == .nv12 {
                 // The same samples with Cb and Cr interleaved.
@@ -111,14 +112,11 @@ final class FusionTests: XCTestCase {
                 let cr: [UInt8] = (0..<(cw * ch)).map { chroma[2 * $0 + 1] }
                 output = Array(output[0..<(width * height)]) + cb + cr
             }
-            let m = [[0.393, 0.769, 0.189], [0.349, 0.686, 0.168], [0.272, 0.534, 0.131]]
-            func clip(_ x: Double) -> Double { min(max(x, 0), 1) }
             func rgb(_ y: UInt8, _ u: UInt8, _ v: UInt8) -> [Double] {
                 let l = (Double(y) - 16) / 219, pb = (Double(u) - 128) / 224, pr = (Double(v) - 128) / 224
                 let r = l + 1.402 * pr, b = l + 1.772 * pb
                 let g = (l - 0.299 * r - 0.114 * b) / 0.587
-                let curved = [r, g, b].map { pow(clip($0), 1.3) }
-                return (0..<3).map { clip(m[$0][0] * curved[0] + m[$0][1] * curved[1] + m[$0][2] * curved[2]) }
+                return [r, g, b].map { pow(min(max($0, 0), 1), power) }
             }
             var worst = 0
             for by in 0..<ch {

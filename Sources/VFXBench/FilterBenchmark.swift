@@ -124,8 +124,8 @@ public enum FilterBenchmark {
         // FFmpeg's filter can cost less than the noise of its own floor (hue=s=0 at 720p): then there is no ratio.
         let ratio: Double? = if let floor, let ffmpeg, ffmpeg > floor { (ffmpeg - floor) / processing } else { nil }
         return Result(chain: chain.description, width: width, height: height, frames: frames.frames.count,
-                      threads: options.threads, processingSeconds: processing, copySeconds: copy, copyRatio: processing / copy, floorSeconds: floor, ffmpegSeconds: ffmpeg,
-                      ffmpegGraph: graph, ratio: ratio,
+                      threads: options.threads, processingSeconds: processing, copySeconds: copy,
+                      copyRatio: processing / copy, floorSeconds: floor, ffmpegSeconds: ffmpeg, ffmpegGraph: graph, ratio: ratio,
                       timed: "vfx: process() on frames held in memory (fresh buffer each, copy untimed), best of "
                         + "\(options.repeats); copy: the same frames copied plane by plane into another buffer, best of "
                         + "\(options.repeats); ffmpeg: whole command minus the y4m read/write floor, best of \(options.repeats)")

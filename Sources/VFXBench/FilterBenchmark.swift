@@ -12,8 +12,11 @@ import VFXPipeline
 ///   buffer (untimed, as a decoder would hand one over) and the compiled chain's `process` is timed. VideoFX's
 ///   total is FFmpeg's floor plus that processing time (best of `repeats` passes), so the ratio
 ///   `(ffmpeg − floor) / (vfx − floor)` compares the filtering work alone.
-/// - The `repeats` rounds interleave the three (a VideoFX pass, the floor, FFmpeg's filter), so that all see the
-///   shared machine in the same state; each keeps its best round.
+/// - The memory floor: the same frames, each copied (untimed) into a fresh pool buffer as above, then copied
+///   plane by plane into a second one, timed (`copySeconds`): what a pass that reads and writes every byte of the
+///   frame once costs at least. `copyRatio` = processing / copy.
+/// - The `repeats` rounds interleave the four (a VideoFX pass, a copy pass, the floor, FFmpeg's filter), so that
+///   all see the shared machine in the same state; each keeps its best round.
 /// All files live in a private folder in /dev/shm (RAM), removed at the end (`BenchWorkspace`).
 ///
 /// ```swift
@@ -59,6 +62,10 @@ public enum FilterBenchmark {
         public let threads: Int
         /// VideoFX's processing time for all frames (best pass), seconds.
         public let processingSeconds: Double
+        /// A plain copy of the same frames into another buffer (best pass), seconds: the memory floor.
+        public let copySeconds: Double
+        /// processingSeconds / copySeconds: what the chain costs in plain frame copies.
+        public let copyRatio: Double
         public let floorSeconds: Double?
         public let ffmpegSeconds: Double?
         public let ffmpegGraph: String?
@@ -103,10 +110,11 @@ public enum FilterBenchmark {
             commands.append(base + floorFilter(width: width, height: height, output: timer.output) + ["-f", "yuv4mpegpipe", "-y", output])
             if let graph { commands.append(base + ["-vf", graph + ",format=yuv420p", "-f", "yuv4mpegpipe", "-y", output]) }
         }
-        var processing = Double.infinity
+        var processing = Double.infinity, copy = Double.infinity
         var ffmpegTimes = [Double](repeating: .infinity, count: commands.count)
         for _ in 0..<max(1, options.repeats) {
             processing = min(processing, try timer.pass())
+            copy = min(copy, timer.copyPass())
             for (index, command) in commands.enumerated() {
                 ffmpegTimes[index] = min(ffmpegTimes[index], try bestTime(repeats: 1) { try runFFmpeg(command) })
             }
@@ -116,9 +124,10 @@ public enum FilterBenchmark {
         // FFmpeg's filter can cost less than the noise of its own floor (hue=s=0 at 720p): then there is no ratio.
         let ratio: Double? = if let floor, let ffmpeg, ffmpeg > floor { (ffmpeg - floor) / processing } else { nil }
         return Result(chain: chain.description, width: width, height: height, frames: frames.frames.count,
-                      threads: options.threads, processingSeconds: processing, floorSeconds: floor, ffmpegSeconds: ffmpeg,
-                      ffmpegGraph: graph, ratio: ratio,
+                      threads: options.threads, processingSeconds: processing, copySeconds: copy,
+                      copyRatio: processing / copy, floorSeconds: floor, ffmpegSeconds: ffmpeg, ffmpegGraph: graph, ratio: ratio,
                       timed: "vfx: process() on frames held in memory (fresh buffer each, copy untimed), best of "
+                        + "\(options.repeats); copy: the same frames copied plane by plane into another buffer, best of "
                         + "\(options.repeats); ffmpeg: whole command minus the y4m read/write floor, best of \(options.repeats)")
     }
 
@@ -193,6 +202,8 @@ struct ProcessingTimer {
     let pool: BufferPool
     /// The chain's output format (its size differs from the input's for scale, crop, quarter turns).
     let output: FrameFormat
+    /// Where `copyPass` copies to.
+    let copies: BufferPool
 
     init(_ chain: FilterChain, frames: [VideoFrame], threads: Int) throws {
         let first = frames[0]
@@ -200,6 +211,27 @@ struct ProcessingTimer {
         processor = chain.makeProcessor(threads: threads)
         output = try processor.configure(for: FrameFormat(of: first))
         pool = BufferPool(format: first.format, width: first.width, height: first.height, capacity: 4)
+        copies = BufferPool(format: first.format, width: first.width, height: first.height, capacity: 4)
+    }
+
+    /// Seconds spent copying all frames, each first put in a fresh buffer as `pass` does (untimed), then copied
+    /// plane by plane into another (timed): the memory floor of a pass over the frame.
+    func copyPass() -> Double {
+        var total = 0.0
+        for source in frames {
+            var frame = source.makeSibling(pool: pool)
+            frame.withMutablePlanes { planes in
+                for (from, to) in zip(source.planes, planes) { from.copy(to: to) }
+            }
+            var copy = frame.makeSibling(pool: copies)
+            let start = DispatchTime.now().uptimeNanoseconds
+            copy.withMutablePlanes { planes in
+                for (from, to) in zip(frame.planes, planes) { from.copy(to: to) }
+            }
+            total += Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            withExtendedLifetime(copy) {}
+        }
+        return total
     }
 
     /// Seconds spent in `process` for all frames.

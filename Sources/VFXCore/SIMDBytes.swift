@@ -60,22 +60,23 @@ extension SIMD where Scalar == Float {
     }
 }
 
-/// Lane-wise minimum, as plain loops over the lanes that the optimizer turns into single vector instructions
-/// (the standard library's `pointwiseMin` and `replacing(with:where:)` with a vector argument go through the
-/// stack lane by lane).
+/// Lane-wise minimum, as one compare and one blend (the standard library's generic `pointwiseMin` runs lane by
+/// lane).
+///
+/// Written as `replacing(with:where:)`, not as a loop over the lanes: these helpers are used from other modules,
+/// which receive their bodies as SIL already optimized by VFXCore, and a lane loop arrives there as sixteen
+/// scalar compare-and-selects that the client no longer turns into vector instructions (a loop written in the
+/// client itself is vectorized). That cost the Gaussian blur a third of its speed; the compare-and-blend form
+/// stays a vector operation wherever it is inlined.
 @inlinable @inline(__always)
 public func lanewiseMin(_ a: SIMD16<Float>, _ b: SIMD16<Float>) -> SIMD16<Float> {
-    var result = a
-    for lane in 0..<16 { result[lane] = a[lane] < b[lane] ? a[lane] : b[lane] }
-    return result
+    a.replacing(with: b, where: b .< a)
 }
 
 /// Lane-wise maximum (see `lanewiseMin`).
 @inlinable @inline(__always)
 public func lanewiseMax(_ a: SIMD16<Float>, _ b: SIMD16<Float>) -> SIMD16<Float> {
-    var result = a
-    for lane in 0..<16 { result[lane] = a[lane] > b[lane] ? a[lane] : b[lane] }
-    return result
+    a.replacing(with: b, where: b .> a)
 }
 
 /// Rounds values already in 0…255 to the nearest byte: adding 2²³ leaves the integer in the low mantissa bits.
@@ -98,7 +99,7 @@ public func lanewiseMax(_ a: SIMD16<Float>, _ b: SIMD16<Float>) -> SIMD16<Float>
 /// Clamps `values` to 0…255, rounds them to bytes and stores the first `count` at `pointer`.
 @inlinable @inline(__always)
 public func storeBytes(_ values: SIMD16<Float>, to pointer: UnsafeMutablePointer<UInt8>, count: Int) {
-    let bytes = roundedBytes(lanewiseMin(lanewiseMax(values, SIMD16(repeating: 0)), SIMD16(repeating: 255)))
+    let bytes = roundedBytes(values.clamped(0, 255))
     if count == 16 {
         UnsafeMutableRawPointer(pointer).storeBytes(of: bytes, as: SIMD16<UInt8>.self)
     } else {

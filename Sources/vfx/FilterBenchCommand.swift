@@ -41,6 +41,8 @@ enum FilterBenchCommand {
         let perFrame = result.processingSeconds / Double(result.frames) * 1000
         print("chain       \(result.chain)  (\(result.width)x\(result.height), \(result.frames) frames, \(result.threads) thread(s))")
         print(String(format: "vfx         %.2f ms/frame  %.0f fps (filtering only)", perFrame, result.vfxFramesPerSecond))
+        print(String(format: "copy        %.2f ms/frame (a plain copy of the frame); the chain costs %.2f copies",
+                     result.copySeconds / Double(result.frames) * 1000, result.copyRatio))
         if let floor = result.floorSeconds {
             print(String(format: "ffmpeg I/O  %.3f s floor", floor))
         }

@@ -81,13 +81,76 @@ final class FusionTests: XCTestCase {
         XCTAssertLessThanOrEqual(worst, 1)
     }
 
-    /// The YUV table kernel (used for any run that is not a lone matrix) against the exact affine kernel on the same
-    /// matrix: the table samples luma at every code and interpolates chroma on a 33-node grid, and reads a block's
-    /// chroma at its mean luma; on a real photo that stays within 40 dB of the exact result.
+    /// The per-channel curve kernel (a lone smooth curve on I420/NV12) against its definition evaluated here in
+    /// doubles: each pixel's R'G'B' from its luma and its block's chroma (BT.601 limited range), clipped;
+    /// `gamma:power=1.3` (x^1.3) and `gamma:power=0.6` (x^0.6, infinite slope at 0), their luma; each block's chroma
+    /// from the mean of its pixels' output R'G'B'. Odd sizes exercise the one-column and one-row blocks. ≤ 1 code:
+    /// rounding, plus the curve read at the nearest of 4096 entries (x^1.3: ≤ 1.3 × 0.5/4095 of full scale = 0.04
+    /// codes; x^0.6: ≤ 0.25 codes, between the first two entries).
+    func testChannelCurveKernelOnOddSizesMatchesItsDefinition() throws {
+        let (width, height) = (37, 19)
+        let (cw, ch) = ((width + 1) / 2, (height + 1) / 2)
+        var generator = SystemRandomNumberGenerator.Seeded(state: 7)
+        let input = (0..<(width * height + 2 * cw * ch)).map { _ in generator.byte() }
+        for (power, format) in [(1.3, PixelFormat.i420), (1.3, .nv12), (0.6, .i420)] {
+            let chain = "gamma:power=\(power)"
+            var frameBytes = input
+            if format == .nv12 {
+                // The same samples with Cb and Cr interleaved.
+                var chroma: [UInt8] = []
+                for index in 0..<(cw * ch) {
+                    chroma.append(input[width * height + index])
+                    chroma.append(input[width * height + cw * ch + index])
+                }
+                frameBytes = Array(input[0..<(width * height)]) + chroma
+            }
+            var output = RawFrames.bytes(try TestSupport.apply(chain, to: RawFrames.frame(frameBytes, format: format,
+                                                                                          width: width, height: height)))
+            if format == .nv12 {
+                let chroma = Array(output[(width * height)...])
+                let cb: [UInt8] = (0..<(cw * ch)).map { chroma[2 * $0] }
+                let cr: [UInt8] = (0..<(cw * ch)).map { chroma[2 * $0 + 1] }
+                output = Array(output[0..<(width * height)]) + cb + cr
+            }
+            func rgb(_ y: UInt8, _ u: UInt8, _ v: UInt8) -> [Double] {
+                let l = (Double(y) - 16) / 219, pb = (Double(u) - 128) / 224, pr = (Double(v) - 128) / 224
+                let r = l + 1.402 * pr, b = l + 1.772 * pb
+                let g = (l - 0.299 * r - 0.114 * b) / 0.587
+                return [r, g, b].map { pow(min(max($0, 0), 1), power) }
+            }
+            var worst = 0
+            for by in 0..<ch {
+                for bx in 0..<cw {
+                    let u = input[width * height + by * cw + bx], v = input[width * height + cw * ch + by * cw + bx]
+                    var sum = [0.0, 0.0, 0.0], count = 0.0
+                    for y in (2 * by)..<min(2 * by + 2, height) {
+                        for x in (2 * bx)..<min(2 * bx + 2, width) {
+                            let c = rgb(input[y * width + x], u, v)
+                            let luma = 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2]
+                            worst = max(worst, abs(Int(output[y * width + x]) - Int((16 + 219 * luma).rounded())))
+                            for k in 0..<3 { sum[k] += c[k] }
+                            count += 1
+                        }
+                    }
+                    let mean = sum.map { $0 / count }
+                    let luma = 0.299 * mean[0] + 0.587 * mean[1] + 0.114 * mean[2]
+                    let cb = 128 + 224 * (mean[2] - luma) / 1.772, cr = 128 + 224 * (mean[0] - luma) / 1.402
+                    worst = max(worst, abs(Int(output[width * height + by * cw + bx]) - Int(cb.rounded())))
+                    worst = max(worst, abs(Int(output[width * height + cw * ch + by * cw + bx]) - Int(cr.rounded())))
+                }
+            }
+            XCTAssertLessThanOrEqual(worst, 1, "\(chain) on \(format)")
+        }
+    }
+
+    /// The YUV table kernel (used for runs with a transform that is neither a matrix nor a per-channel curve) against
+    /// the exact affine kernel on the same matrix (`vibrance:amount=0` is the identity as a general function of RGB):
+    /// the table samples luma at every code and interpolates chroma on a 33-node grid, and reads a block's chroma at
+    /// its mean luma; on a real photo that stays within 40 dB of the exact result.
     func testYUVTableAgreesWithExactKernel() throws {
         let frame = try astronaut("yuv420p", .i420)
         let exact = RawFrames.bytes(try TestSupport.apply("sepia", to: frame))
-        let table = RawFrames.bytes(try TestSupport.apply("sepia,hue:angle=0", to: frame))
+        let table = RawFrames.bytes(try TestSupport.apply("sepia,vibrance:amount=0", to: frame))
         let psnr = Quality.psnr(exact, table)
         print("YUV table vs exact affine kernel: \(psnr) dB")
         XCTAssertGreaterThanOrEqual(psnr, 40)
@@ -156,6 +219,24 @@ final class FusionTests: XCTestCase {
             for threads in [1, 2] {
                 let fused = try TestSupport.apply("sepia,hue:angle=20,vignette:radius=0.3:intensity=0.8", to: frame, threads: threads)
                 XCTAssertEqual(RawFrames.bytes(fused), RawFrames.bytes(separate), "\(format), \(threads) thread(s)")
+            }
+        }
+    }
+
+    /// A vignette right after a Gaussian blur is applied in the blur's last pass, to the blurred values before they
+    /// are rounded: against the two stages one after the other (which round the blurred value, then the darkened
+    /// one) every sample is within 1 code, on every format and with one or two threads; the vignette does darken.
+    func testVignetteFusedIntoTheBlurMatchesTwoStages() throws {
+        for (format, name) in [(PixelFormat.i420, "yuv420p"), (.nv12, "nv12"), (.rgba, "rgba")] {
+            let frame = RawFrames.frame(try SpatialFixtures.decode("astronaut.png", pixelFormat: name, size: (250, 171)),
+                                        format: format, width: 250, height: 171)
+            let blurred = try TestSupport.apply("gaussian-blur:radius=5", to: frame)
+            let separate = try TestSupport.apply("vignette:radius=0.3:intensity=0.8", to: blurred)
+            XCTAssertGreaterThan(TestSupport.maxDifference(RawFrames.bytes(blurred), RawFrames.bytes(separate)), 20)
+            for threads in [1, 2] {
+                let fused = try TestSupport.apply("gaussian-blur:radius=5,vignette:radius=0.3:intensity=0.8", to: frame, threads: threads)
+                XCTAssertLessThanOrEqual(TestSupport.maxDifference(RawFrames.bytes(fused), RawFrames.bytes(separate)), 1,
+                                         "\(format), \(threads) thread(s)")
             }
         }
     }

@@ -156,6 +156,22 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
     }
 
+    /// `vfx bench --filter` times a plain copy of the frames beside the chain (the memory floor): the JSON carries
+    /// both times and their ratio, and the text output says it.
+    @Test func benchTimesAPlainCopyBesideTheChain() throws {
+        let arguments = ["bench", "--filter", "sepia", "--size", "64x48", "--frames", "3", "--repeats", "1", "--no-ffmpeg"]
+        let json = try CommandLineRun.vfx(arguments + ["--json"])
+        #expect(json.status == 0, "\(json.stderr)")
+        let object = try JSONSerialization.jsonObject(with: json.stdout) as? [String: Any]
+        let processing = object?["processingSeconds"] as? Double ?? 0, copy = object?["copySeconds"] as? Double ?? 0
+        let ratio = object?["copyRatio"] as? Double ?? 0
+        #expect(processing > 0 && copy > 0)
+        #expect(abs(ratio - processing / copy) <= 1e-9 * ratio)
+        let text = try CommandLineRun.vfx(arguments)
+        let output = String(decoding: text.stdout, as: UTF8.self)
+        #expect(output.contains("a plain copy of the frame"), "\(output)")
+    }
+
     /// `vfx bench` keeps its files in a private folder (never a fixed name) and removes it on any exit: at the
     /// end of a run, on an error, and on SIGHUP or SIGTERM part-way.
     @Test func benchLeavesNothingBehind() throws {

@@ -137,6 +137,14 @@ public final class FilterChainProcessor: FrameProcessor, @unchecked Sendable {
                     run = []
                     continue
                 }
+                if let vignette = processor as? VignetteProcessor, run.isEmpty, let blur = stages.last as? GaussianBlurProcessor,
+                   blur.vignette == nil {
+                    // A vignette right after a Gaussian blur darkens the blurred rows in the blur's last pass, before
+                    // they are rounded and stored.
+                    blur.fuse(vignette)
+                    format = try blur.configure(for: format)
+                    continue
+                }
                 try flush()
                 format = try processor.configure(for: format)
                 stages.append(processor)

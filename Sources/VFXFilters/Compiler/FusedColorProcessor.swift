@@ -11,6 +11,8 @@ import VFXPipeline
 /// - YUV frames with a lone affine transform that keeps luma and chroma apart (`invert`, `hue`, `color-controls`):
 ///   `PlanarYUVKernel`, each plane on its own as FFmpeg does;
 /// - YUV frames with another lone affine transform (`sepia`, `color-matrix`…): `AffineYUVKernel`, exact per pixel;
+/// - YUV frames with a lone smooth per-channel transform (`gamma`, `tone-curve`, `levels`…): `ChannelCurveYUVKernel`,
+///   per pixel through 4096-entry tables;
 /// - other YUV runs: `YUVTableKernel`, a 3D table in Y'CbCr;
 /// - RGB frames whose run works on each channel alone: `RGBChannelKernel`, three exact 256-entry tables;
 /// - RGB frames whose run only bends luma and/or removes chroma: `RGBLumaKernel`, a table on quarter-code luma;
@@ -164,6 +166,9 @@ final class FusedColorProcessor: VideoProcessor {
             if run.count == 1, case .affine(let matrix) = run[0].kind {
                 if let planar = PlanarYUVKernel(matrix: matrix, coding: coding, chromaInterleaved: interleaved) { return planar }
                 return AffineYUVKernel(matrix: matrix, coding: coding, chromaInterleaved: interleaved)
+            }
+            if run.count == 1, let curve = ChannelCurveYUVKernel(run[0], coding: coding, chromaInterleaved: interleaved) {
+                return curve
             }
             return YUVTableKernel(coding: coding, chromaInterleaved: interleaved, evaluate: evaluate)
         case .rgba, .bgra:

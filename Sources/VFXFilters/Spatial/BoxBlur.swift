@@ -26,8 +26,8 @@ extension FilterDescription {
     }
 }
 
-/// The stage of `box-blur`: one `PlaneBoxBlur` per plane; the result goes back in place (or to a pool
-/// buffer when the frame's pixels are shared).
+/// The stage of `box-blur`: one `PlaneBoxBlur` per plane, writing into a buffer from the pool (the sweep reads
+/// rows above the one it writes, so it does not work in place).
 final class BoxBlurProcessor: VideoProcessor {
     /// The format `configure` sized the buffers for.
     private var configured: FrameFormat?
@@ -56,13 +56,7 @@ final class BoxBlurProcessor: VideoProcessor {
 
     func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
         try FrameCheck.require(frame, matches: configured, filter: "box-blur")
-        var source = frame
-        if source.isUniquelyReferenced() {
-            source.withMutablePlanes { planes in
-                for (blur, plane) in zip(blurs, planes) { blur.run(source: plane, target: plane) }
-            }
-            return source
-        }
+        let source = frame
         var output = source.makeSibling(pool: pool)
         output.withMutablePlanes { targets in
             for (index, target) in targets.enumerated() { blurs[index].run(source: source.plane(index), target: target) }
@@ -76,20 +70,23 @@ final class BoxBlurProcessor: VideoProcessor {
     }
 }
 
-/// A box blur of one plane with integer running sums: each row's horizontal sums go to an Int32 scratch
-/// plane (rows in slices), then sixteen columns at a time are summed vertically and divided exactly
-/// (columns in slices). Target may be the source.
+/// A box blur of one plane in one sweep down the rows, with integer running sums: each slice of rows keeps, for
+/// every column, the sum of the 2r+1 source rows around its current row (moved down a row by adding the row that
+/// enters the window and subtracting the one that leaves it, sixteen columns at a time), sums 2r+1 of those along
+/// the row, and divides exactly. Everything it touches per row stays in cache: no scratch plane.
+/// Source and target must be different planes.
 ///
 /// ```swift
 /// let blur = PlaneBoxBlur(width: 1920, height: 1080, channels: 1, radius: 4, slices: 1)
-/// blur.run(source: plane, target: plane)
+/// blur.run(source: plane, target: output)
 /// ```
 final class PlaneBoxBlur: @unchecked Sendable {
-    // Sendable: the scratch plane is owned here; slices write disjoint rows, then disjoint columns.
+    // Sendable: the scratch rows are owned here, one pair per slice; slices write disjoint target rows.
     let width: Int, height: Int, channels: Int, radius: Int, slices: Int
     private let samples: Int
     private let stride: Int
-    private let sums: UnsafeMutablePointer<Int32>
+    /// Per slice: the column sums, then one row of window sums (`stride` each).
+    private let scratch: UnsafeMutablePointer<Int32>
 
     init(width: Int, height: Int, channels: Int, radius: Int, slices: Int) {
         self.width = width
@@ -99,67 +96,111 @@ final class PlaneBoxBlur: @unchecked Sendable {
         self.slices = max(1, slices)
         samples = width * channels
         stride = (samples + 15) / 16 * 16 + 16
-        sums = UnsafeMutableRawPointer.allocate(byteCount: stride * height * 4, alignment: 64)
-            .bindMemory(to: Int32.self, capacity: stride * height)
+        scratch = UnsafeMutableRawPointer.allocate(byteCount: 2 * stride * self.slices * 4, alignment: 64)
+            .bindMemory(to: Int32.self, capacity: 2 * stride * self.slices)
     }
 
-    deinit { sums.deallocate() }
+    deinit { scratch.deallocate() }
 
     func run(source: Plane, target: Plane) {
         guard radius > 0 else {
-            if source.baseAddress != target.baseAddress { source.copy(to: target) }
+            source.copy(to: target)
             return
         }
-        SliceRunner(threads: slices).forEachSlice(of: height) { range, _ in
-            for y in range { self.horizontal(source, row: y) }
-        }
-        let strips = (samples + 15) / 16
-        SliceRunner(threads: slices).forEachSlice(of: strips) { range, _ in
-            for strip in range { self.vertical(target, firstSample: strip * 16) }
+        SliceRunner(threads: slices).forEachSlice(of: height) { range, slice in
+            self.sweep(source, target, rows: range, slice: slice)
         }
     }
 
-    private func horizontal(_ source: Plane, row y: Int) {
-        let input = source.row(y)
-        let output = sums + y * stride
-        let c = channels, last = width - 1
-        for channel in 0..<c {
-            var sum: Int32 = 0
-            for k in -radius...radius { sum += Int32(input[min(max(k, 0), last) * c + channel]) }
-            for x in 0..<width {
-                output[x * c + channel] = sum
-                sum += Int32(input[min(x + radius + 1, last) * c + channel]) - Int32(input[max(x - radius, 0) * c + channel])
+    /// Sixteen bytes of a row as 32-bit integers (rows are padded, so a chunk may run into the padding).
+    @inline(__always)
+    private static func integers(_ pointer: UnsafePointer<UInt8>) -> SIMD16<Int32> {
+        var values = SIMD16<Int32>()
+        for lane in 0..<16 { values[lane] = Int32(pointer[lane]) }
+        return values
+    }
+
+    private func sweep(_ source: Plane, _ target: Plane, rows: Range<Int>, slice: Int) {
+        guard let first = rows.first else { return }
+        let columns = scratch + slice * 2 * stride
+        let window = columns + stride
+        let r = radius, last = height - 1
+        let vectors = (samples + 15) / 16
+        @inline(__always) func row(_ y: Int) -> UnsafePointer<UInt8> { UnsafePointer(source.row(min(max(y, 0), last))) }
+        for v in 0..<vectors { UnsafeMutableRawPointer(columns + 16 * v).storeBytes(of: SIMD16<Int32>(), as: SIMD16<Int32>.self) }
+        for k in (first - r)...(first + r) {
+            let input = row(k)
+            for v in 0..<vectors {
+                let cell = columns + 16 * v
+                let sum = UnsafeRawPointer(cell).loadUnaligned(as: SIMD16<Int32>.self) &+ PlaneBoxBlur.integers(input + 16 * v)
+                UnsafeMutableRawPointer(cell).storeBytes(of: sum, as: SIMD16<Int32>.self)
+            }
+        }
+        for y in rows {
+            horizontal(columns, into: window)
+            store(window, into: target.row(y))
+            guard y + 1 < rows.upperBound else { break }
+            let entering = row(y + r + 1), leaving = row(y - r)
+            for v in 0..<vectors {
+                let cell = columns + 16 * v
+                let sum = UnsafeRawPointer(cell).loadUnaligned(as: SIMD16<Int32>.self)
+                    &+ PlaneBoxBlur.integers(entering + 16 * v) &- PlaneBoxBlur.integers(leaving + 16 * v)
+                UnsafeMutableRawPointer(cell).storeBytes(of: sum, as: SIMD16<Int32>.self)
             }
         }
     }
 
-    private func vertical(_ target: Plane, firstSample: Int) {
-        let column = sums + firstSample
-        let count = min(16, samples - firstSample)
-        @inline(__always) func load(_ y: Int) -> SIMD16<Int32> {
-            UnsafeRawPointer(column + min(max(y, 0), height - 1) * stride).loadUnaligned(as: SIMD16<Int32>.self)
+    /// Running sums of 2r+1 column sums along the row, one per channel. Only the first `radius` and last
+    /// `radius + 1` pixels need their neighbours clamped; the loop between them reads both ends of the window directly.
+    private func horizontal(_ columns: UnsafeMutablePointer<Int32>, into output: UnsafeMutablePointer<Int32>) {
+        let c = channels, last = width - 1, r = radius
+        let interior = r..<max(r, width - r - 1)
+        for channel in 0..<c {
+            let row = UnsafePointer(columns) + channel, out = output + channel
+            var sum: Int32 = 0
+            for k in -r...r { sum += row[min(max(k, 0), last) * c] }
+            @inline(__always) func clampedStep(_ x: Int) {
+                out[x * c] = sum
+                sum += row[min(x + r + 1, last) * c] - row[max(x - r, 0) * c]
+            }
+            for x in 0..<min(r, width) { clampedStep(x) }
+            if c == 1 {
+                for x in interior {
+                    out[x] = sum
+                    sum += row[x + r + 1] - row[x - r]
+                }
+            } else {
+                for x in interior {
+                    out[x * c] = sum
+                    sum += row[(x + r + 1) * c] - row[(x - r) * c]
+                }
+            }
+            for x in min(interior.upperBound, width)..<width { clampedStep(x) }
         }
+    }
+
+    /// Each window sum divided by the area, rounded to the nearest integer, stored as bytes.
+    private func store(_ window: UnsafeMutablePointer<Int32>, into target: UnsafeMutablePointer<UInt8>) {
         let area = Int32((2 * radius + 1) * (2 * radius + 1))
         let inverse = 1 / Float(2 * area)
-        var sum = SIMD16<Int32>()
-        for k in -radius...radius { sum &+= load(k) }
-        for y in 0..<height {
+        var index = 0
+        while index < samples {
+            let sum = UnsafeRawPointer(window + index).loadUnaligned(as: SIMD16<Int32>.self)
             // Nearest integer to sum / area = ⌊(2·sum + area) / (2·area)⌋ (area is odd: no ties), estimated in
-            // floats and corrected exactly in integers with sign shifts (no masks).
+            // floats and corrected exactly in integers with sign shifts (no masks). Lane loops for the
+            // conversions: the generic SIMD initializers stay out-of-line calls here.
             let numerator = (sum &* 2) &+ area
-            let estimate = SIMD16<Float>(numerator) * inverse - 0.5 + 12_582_912
+            var estimate = SIMD16<Float>()
+            for lane in 0..<16 { estimate[lane] = Float(numerator[lane]) }
+            estimate = estimate * inverse - 0.5 + 12_582_912
             var q = unsafeBitCast(estimate, to: SIMD16<Int32>.self) &- 0x4B40_0000
             let excess = numerator &- q &* (2 * area)
             q &+= excess &>> 31
             q &-= ((2 * area - 1) &- excess) &>> 31
-            let bytes = SIMD16<UInt8>(truncatingIfNeeded: q)
-            let output = target.row(y) + firstSample
-            if count == 16 {
-                UnsafeMutableRawPointer(output).storeBytes(of: bytes, as: SIMD16<UInt8>.self)
-            } else {
-                for lane in 0..<count { output[lane] = bytes[lane] }
-            }
-            sum &+= load(y + radius + 1) &- load(y - radius)
+            var exact = SIMD16<Float>()
+            for lane in 0..<16 { exact[lane] = Float(q[lane]) }
+            storeBytes(exact, to: target + index, count: min(16, samples - index))
+            index += 16
         }
     }
 }

@@ -95,23 +95,39 @@ final class GaussianBlurProcessor: VideoProcessor {
     let radius: Double
     let slices: SliceRunner
     private var blur: FrameBlur?
+    /// A vignette that follows the blur in the chain, applied in the blur's last pass (`fuse`).
+    private(set) var vignette: VignetteProcessor?
 
     init(radius: Double, slices: SliceRunner) {
         self.radius = radius
         self.slices = slices
     }
 
+    /// Takes over `vignette`, the next stage of the chain: its darkening is applied to the blurred rows as they are
+    /// stored. Call before `configure`.
+    func fuse(_ vignette: VignetteProcessor) {
+        self.vignette = vignette
+    }
+
     func configure(for input: FrameFormat) throws -> FrameFormat {
         configured = input
         blur = FrameBlur(sigma: radius, format: input, slices: slices.threads) { _, _ in true }
+        if let vignette { _ = try vignette.configure(for: input) }
         return input
     }
 
     func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
         try FrameCheck.require(frame, matches: configured, filter: "gaussian-blur")
         guard let blur else { return frame }
+        if let vignette, vignette.isActive {
+            let planes = vignette.planes
+            return blur.apply(frame) { target, _, index in VignetteBlurred(target: target, vignette: planes[index]) }
+        }
         return blur.apply(frame) { target, _, _ in StoreBlurred(target: target) }
     }
 
-    func release() { blur = nil }
+    func release() {
+        blur = nil
+        vignette?.release()
+    }
 }

@@ -158,11 +158,51 @@ final class PlaneBlur: @unchecked Sendable {
                 for strip in range { self.vertical(firstSample: strip * 16, writer: store) }
             }
         }
+        if channels == 1 && factor == 2 {
+            SliceRunner(threads: slices).forEachSlice(of: height) { range, slice in
+                for row in range { self.interpolateHalf(row: row, slice: slice, writer: writer) }
+            }
+            return
+        }
         SliceRunner(threads: slices).forEachSlice(of: lowHeight) { range, _ in
             for row in range { self.widen(row: row) }
         }
         SliceRunner(threads: slices).forEachSlice(of: height) { range, _ in
             for row in range { self.interpolate(row: row, writer: writer) }
+        }
+    }
+
+    /// One sample per pixel, f = 2: full-resolution row `row` interpolated between two reduced rows at the reduced
+    /// width first (half the samples), then widened straight into `writer`. Pixel 2j lies a quarter before reduced
+    /// sample j and pixel 2j + 1 a quarter after it, so eight of each come from three overlapping loads of the
+    /// line, interleaved into sixteen outputs; the line repeats its first and last sample on either side, which is
+    /// the clamped edge. (The same linear interpolations as `widen` then `interpolate`, in the other order.)
+    private func interpolateHalf<Writer: BlurredRowWriter>(row: Int, slice: Int, writer: Writer) {
+        let above = scratch + rowIndex[row] * scratchStride
+        let below = lowHeight > 1 ? above + scratchStride : above
+        let t = rowWeight[row]
+        let line = sums + slice * wideStride
+        var j = 0
+        while j < lowPixels {
+            let a = SIMD16<Float>(loadingFrom: above + j), b = SIMD16<Float>(loadingFrom: below + j)
+            (a + (b - a) * t).store(to: line + 1 + j)
+            j += 16
+        }
+        line[0] = line[1]
+        line[lowPixels + 1] = line[lowPixels]
+        var index = 0
+        while index < samplesPerRow {
+            let base = line + index / 2
+            let before = SIMD8<Float>(loadingFrom: base), at = SIMD8<Float>(loadingFrom: base + 1)
+            let after = SIMD8<Float>(loadingFrom: base + 2)
+            let even = (at * 0.75).addingProduct(before, 0.25), odd = (at * 0.75).addingProduct(after, 0.25)
+            var pair = SIMD16<Float>()
+            for lane in 0..<8 {
+                pair[2 * lane] = even[lane]
+                pair[2 * lane + 1] = odd[lane]
+            }
+            writer.write(pair, row: row, at: index, count: min(16, samplesPerRow - index))
+            index += 16
         }
     }
 
@@ -178,8 +218,31 @@ final class PlaneBlur: @unchecked Sendable {
     }
 
     /// Averages the `factor`×`factor` blocks of source row block `row` into scratch row `row` (blocks past
-    /// the edge repeat the border, as the clamped blur does).
+    /// the edge repeat the border, as the clamped blur does). One sample per pixel and f = 2 (σ 2.5 to 8): straight
+    /// from the two source rows, eight outputs at a time.
     private func reduce(_ source: Plane, row: Int, slice: Int) {
+        let output = scratch + row * scratchStride
+        if channels == 1 && factor == 2 {
+            // Sixteen bytes of each of the two rows at a time: their sums' even and odd lanes make eight outputs.
+            let top = UnsafePointer(source.row(min(row * 2, height - 1)))
+            let bottom = UnsafePointer(source.row(min(row * 2 + 1, height - 1)))
+            var x = 0
+            while 2 * x + 16 <= pixelsPerRow {
+                let sum = SIMD16<Float>(bytesAt: top + 2 * x) + SIMD16<Float>(bytesAt: bottom + 2 * x)
+                var even = SIMD8<Float>(), odd = SIMD8<Float>()
+                for lane in 0..<8 {
+                    even[lane] = sum[2 * lane]
+                    odd[lane] = sum[2 * lane + 1]
+                }
+                ((even + odd) * 0.25).store(to: output + x)
+                x += 8
+            }
+            for rest in x..<lowPixels {
+                let a = min(2 * rest, pixelsPerRow - 1), b = min(2 * rest + 1, pixelsPerRow - 1)
+                output[rest] = ((Float(top[a]) + Float(top[b])) + (Float(bottom[a]) + Float(bottom[b]))) * 0.25
+            }
+            return
+        }
         let sum = sums + slice * wideStride
         let vectors = (samplesPerRow + 15) / 16
         for k in 0..<factor {
@@ -193,14 +256,11 @@ final class PlaneBlur: @unchecked Sendable {
                 index += 16
             }
         }
-        let output = scratch + row * scratchStride
         let scale = 1 / Float(factor * factor)
         let c = channels, f = factor
         // Blocks wholly inside the row need no clamping; only the last one may stick out.
         let whole = pixelsPerRow / f
-        if c == 1 && f == 2 {
-            for x in 0..<whole { output[x] = (sum[2 * x] + sum[2 * x + 1]) * scale }
-        } else if c == 1 && f == 4 {
+        if c == 1 && f == 4 {
             for x in 0..<whole { output[x] = ((sum[4 * x] + sum[4 * x + 1]) + (sum[4 * x + 2] + sum[4 * x + 3])) * scale }
         } else if c == 1 {
             for x in 0..<whole {

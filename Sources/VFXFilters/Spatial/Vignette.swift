@@ -40,7 +40,8 @@ final class VignetteProcessor: VideoProcessor {
     let radius: Float
     let intensity: Float
     let slices: SliceRunner
-    private var planes: [VignettePlane] = []
+    /// One per plane of the configured format (empty before `configure`).
+    private(set) var planes: [VignettePlane] = []
     private var pool: BufferPool?
 
     init(radius: Float, intensity: Float, slices: SliceRunner) {
@@ -142,23 +143,40 @@ struct VignettePlane: @unchecked Sendable {
             }
         }
         let row = plane.row(y)
+        var index = 0
+        while index < samples {
+            if index >= skipStart && index < skipEnd {
+                index = skipEnd
+                continue
+            }
+            let count = min(16, samples - index)
+            storeBytes(darkened(loadBytes(row + index, count: count), row: y, at: index), to: row + index, count: count)
+            index += 16
+        }
+    }
+
+    /// Samples `index ..< index + 16` of row `y` (`index` a multiple of 16), darkened: the vignette's one formula,
+    /// used by its own pass and inside a blur's last pass (`VignetteBlurred`).
+    @inline(__always)
+    func darkened(_ value: SIMD16<Float>, row y: Int, at index: Int) -> SIMD16<Float> {
         let radius2 = radius * radius
         let inverseSpan = 1 / max(1 - radius2, 1e-6)
-        horizontal.withUnsafeBufferPointer { dx2 in
-            var index = 0
-            while index < samples {
-                if index >= skipStart && index < skipEnd {
-                    index = skipEnd
-                    continue
-                }
-                let count = min(16, samples - index)
-                let distance2 = SIMD16<Float>(loadingFrom: dx2.baseAddress! + index) + dy2
-                let t = pointwiseMin(pointwiseMax((distance2 - radius2) * inverseSpan, SIMD16(repeating: 0)), SIMD16(repeating: 1))
-                let factor = 1 - intensity * t * t * (3 - 2 * t) * levels.colorLanes
-                let value = loadBytes(row + index, count: count)
-                storeBytes(levels.black + (value - levels.black) * factor, to: row + index, count: count)
-                index += 16
-            }
-        }
+        let distance2 = horizontal.withUnsafeBufferPointer { SIMD16<Float>(loadingFrom: $0.baseAddress! + index) } + vertical[y]
+        let t = ((distance2 - radius2) * inverseSpan).clampedToUnit
+        let factor = 1 - intensity * t * t * (3 - 2 * t) * levels.colorLanes
+        return levels.black + (value - levels.black) * factor
+    }
+}
+
+/// A Gaussian blur's last pass with the vignette that follows it in the chain: each row of blurred samples is
+/// darkened before it is rounded and stored, so the vignette costs no pass of its own (see
+/// `FilterChainProcessor.compile`).
+struct VignetteBlurred: BlurredRowWriter {
+    let target: Plane
+    let vignette: VignettePlane
+
+    @inline(__always)
+    func write(_ blurred: SIMD16<Float>, row y: Int, at index: Int, count: Int) {
+        storeBytes(vignette.darkened(blurred, row: y, at: index), to: target.row(y) + index, count: count)
     }
 }

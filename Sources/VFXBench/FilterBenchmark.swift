@@ -104,6 +104,7 @@ public enum FilterBenchmark {
         var commands: [[String]] = []
         if options.compare {
             graph = try options.ffmpegGraph ?? ffmpegGraph(for: chain, width: width, height: height, in: workspace)
+                .replacingOccurrences(of: "source_fps", with: "(\(frames.rate))")
             let output = workspace + "/out.y4m"
             let base = ["-hide_banner", "-v", "error", "-threads", "\(options.threads)",
                         "-filter_threads", "\(options.threads)", "-i", clip, "-frames:v", "\(frames.frames.count)"]
@@ -262,6 +263,8 @@ func floorFilter(width: Int, height: Int, output: FrameFormat) -> [String] {
 struct Y4MClip {
     let width: Int
     let height: Int
+    /// The frame rate as FFmpeg reads a ratio (`30000/1001`): an FFmpeg graph's `source_fps` stands for it.
+    let rate: String
     let frames: [VideoFrame]
 
     init(path: String, limit: Int) throws {
@@ -271,9 +274,10 @@ struct Y4MClip {
         guard let headerEnd = data.firstIndex(of: 0x0a) else { throw FilterBenchmark.BenchError("\(path): not a y4m file") }
         let header = String(decoding: data[data.startIndex..<headerEnd], as: UTF8.self).split(separator: " ")
         guard header.first == "YUV4MPEG2" else { throw FilterBenchmark.BenchError("\(path): not a y4m file") }
-        var width = 0, height = 0
+        var width = 0, height = 0, rate = "25"
         for field in header.dropFirst() {
             switch field.first {
+            case "F": rate = field.dropFirst().replacingOccurrences(of: ":", with: "/")
             case "W": width = Int(field.dropFirst()) ?? 0
             case "H": height = Int(field.dropFirst()) ?? 0
             case "C":
@@ -286,6 +290,7 @@ struct Y4MClip {
         guard width > 0, height > 0 else { throw FilterBenchmark.BenchError("\(path): no frame size in the header") }
         self.width = width
         self.height = height
+        self.rate = rate
         let chroma = ((width + 1) / 2) * ((height + 1) / 2)
         let frameBytes = width * height + 2 * chroma
         var frames: [VideoFrame] = []
@@ -392,7 +397,7 @@ extension FilterBenchmark {
                 try description.set(parameter.key, .text(file))
             }
             let chain = FilterChain([description])
-            let graph = spec.ffmpeg?(try description.arguments())
+            let graph = spec.ffmpeg?(try description.arguments())?.replacingOccurrences(of: "source_fps", with: "(\(frames.rate))")
             let timer = try ProcessingTimer(chain, frames: frames.frames, threads: options.threads)
             // A filter that shrinks the frame gets its own floor, writing frames of its output's size.
             let ownFloor = floorFilter(width: frames.width, height: frames.height, output: timer.output)

@@ -21,7 +21,7 @@ extension FilterSpec {
                      ParameterSpec("fps", .number(0...1000), default: 0, "output frame rate (0: input rate × factor)")],
         pixelFormats: [.i420, .gray8],
         example: "interpolate:factor=2", swift: "try FilterDescription.interpolate(factor: 2)",
-        ffmpeg: { arguments in
+        ffmpeg: { arguments in  // `source_fps` stands for the input's rate (`vfx bench` writes it in)
             let fps = arguments.number("fps")
             return "minterpolate=fps=\(fps > 0 ? "\(fps)" : "source_fps*\(arguments.integer("factor"))"):mi_mode=mci"
         }

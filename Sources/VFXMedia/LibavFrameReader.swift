@@ -489,6 +489,8 @@ final class LibavFrameReader: FrameReading {
     /// The first frame, decoded in init to learn the real format (and to fail early on broken files).
     private var primed: VideoFrame?
     private var framesDelivered = 0
+    /// Where the frame after the last one delivered starts: the time of a frame that comes without one.
+    private var nextTimestamp: MediaTime?
 
     init(url: String, name: String, threads: Int, seekSeconds: Double?) throws {
         decoder = try LibavDecoder(url: url, name: name, threads: threads, seekSeconds: seekSeconds)
@@ -565,9 +567,12 @@ final class LibavFrameReader: FrameReading {
             }
         }
         let timeBase = decoder.timeBase
-        let timestamp = MediaTime(ticks: source.best_effort_timestamp, timeBase: timeBase)
-            ?? format.frameRate.map { MediaTime(value: Int64(framesDelivered) * Int64($0.denominator), timescale: Int32(clamping: $0.numerator)) }
         let duration = source.pkt_duration > 0 ? MediaTime(ticks: source.pkt_duration, timeBase: timeBase) : format.frameRate?.frameDuration
+        // A frame without a time (the last frame of some AVI files) follows the one before it.
+        let timestamp = MediaTime(ticks: source.best_effort_timestamp, timeBase: timeBase)
+            ?? nextTimestamp
+            ?? format.frameRate.map { MediaTime(value: Int64(framesDelivered) * Int64($0.denominator), timescale: Int32(clamping: $0.numerator)) }
+        nextTimestamp = timestamp.flatMap { start in duration.map { start + $0 } }
         framesDelivered += 1
         av_frame_unref(decoded.pointer)
         return VideoFrame(buffer: buffer, timestamp: timestamp, duration: duration, rotation: decoder.rotation, color: format.color)

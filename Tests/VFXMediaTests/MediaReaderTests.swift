@@ -45,6 +45,27 @@ import VFXCore
         #expect(bytes == (try Tool.rawFrames(path)))
     }
 
+    /// MPEG-4 part 2 with B-frames in AVI: FFmpeg gives the last frame no time (ffprobe prints N/A). It follows
+    /// the frame before it by one frame duration, so times stay strictly increasing (tolerance: 1 µs of rounding).
+    @Test func aFrameWithoutATimeFollowsTheOneBefore() throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let path = folder.path("bframes.avi")
+        try Tool.run("ffmpeg", ["-nostdin", "-f", "lavfi", "-i", "testsrc2=size=128x96:rate=25", "-frames:v", "12",
+                                "-c:v", "mpeg4", "-bf", "2", path])
+        let stamps = String(decoding: try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v",
+                                                               "-show_entries", "frame=best_effort_timestamp_time",
+                                                               "-of", "csv=p=0", path]), as: UTF8.self)
+        let reference = stamps.split(separator: "\n")
+        #expect(reference.last == "N/A")
+        let reader = try MediaReader(path: path)
+        var times: [Double] = []
+        while let frame = try reader.nextFrame() { times.append(try #require(frame.timestamp).seconds) }
+        #expect(times.count == 12 && reference.count == 12)
+        for (time, stamp) in zip(times, reference.dropLast()) { #expect(abs(time - (Double(stamp) ?? -1)) < 1e-6) }
+        #expect(abs(times[11] - times[10] - 0.04) < 1e-6)
+    }
+
     /// Files trimmed by stream copy start late (here at 1.74 s) and must not look truncated: every frame
     /// FFmpeg decodes is delivered, with its timestamp, and no error.
     @Test(arguments: ["mp4", "mkv"])

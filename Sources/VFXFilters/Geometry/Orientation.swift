@@ -234,70 +234,35 @@ private func quarterTurnBytes(_ source: Plane, into target: Plane, clockwise: Bo
             // Output rows y0…y0+31 are source columns sx…sx+31.
             let sx = clockwise ? y0 : lastX - y0 - 31
             let block = rowsStart + sx
-            var r0 = block.loadUnaligned(as: SIMD4<UInt64>.self)
-            var r1 = block.loadUnaligned(fromByteOffset: stride, as: SIMD4<UInt64>.self)
-            var r2 = block.loadUnaligned(fromByteOffset: 2 * stride, as: SIMD4<UInt64>.self)
-            var r3 = block.loadUnaligned(fromByteOffset: 3 * stride, as: SIMD4<UInt64>.self)
-            var r4 = block.loadUnaligned(fromByteOffset: 4 * stride, as: SIMD4<UInt64>.self)
-            var r5 = block.loadUnaligned(fromByteOffset: 5 * stride, as: SIMD4<UInt64>.self)
-            var r6 = block.loadUnaligned(fromByteOffset: 6 * stride, as: SIMD4<UInt64>.self)
-            var r7 = block.loadUnaligned(fromByteOffset: 7 * stride, as: SIMD4<UInt64>.self)
-            swapBlocks(&r0, &r4, shift: 32, mask: 0x0000_0000_FFFF_FFFF)
-            swapBlocks(&r1, &r5, shift: 32, mask: 0x0000_0000_FFFF_FFFF)
-            swapBlocks(&r2, &r6, shift: 32, mask: 0x0000_0000_FFFF_FFFF)
-            swapBlocks(&r3, &r7, shift: 32, mask: 0x0000_0000_FFFF_FFFF)
-            swapBlocks(&r0, &r2, shift: 16, mask: 0x0000_FFFF_0000_FFFF)
-            swapBlocks(&r1, &r3, shift: 16, mask: 0x0000_FFFF_0000_FFFF)
-            swapBlocks(&r4, &r6, shift: 16, mask: 0x0000_FFFF_0000_FFFF)
-            swapBlocks(&r5, &r7, shift: 16, mask: 0x0000_FFFF_0000_FFFF)
-            swapBlocks(&r0, &r1, shift: 8, mask: 0x00FF_00FF_00FF_00FF)
-            swapBlocks(&r2, &r3, shift: 8, mask: 0x00FF_00FF_00FF_00FF)
-            swapBlocks(&r4, &r5, shift: 8, mask: 0x00FF_00FF_00FF_00FF)
-            swapBlocks(&r6, &r7, shift: 8, mask: 0x00FF_00FF_00FF_00FF)
+            var r = blockRows(block, stride: stride, as: SIMD4<UInt64>.self)
+            transposeBytes(&r)
             // Lane L of r_i: source column sx + 8L + i, byte j from source row sy + j.
             for lane in 0..<4 {
                 let column = sx + 8 * lane
-                store(r0[lane], column: column, x0: x0)
-                store(r1[lane], column: column + 1, x0: x0)
-                store(r2[lane], column: column + 2, x0: x0)
-                store(r3[lane], column: column + 3, x0: x0)
-                store(r4[lane], column: column + 4, x0: x0)
-                store(r5[lane], column: column + 5, x0: x0)
-                store(r6[lane], column: column + 6, x0: x0)
-                store(r7[lane], column: column + 7, x0: x0)
+                store(r.0[lane], column: column, x0: x0)
+                store(r.1[lane], column: column + 1, x0: x0)
+                store(r.2[lane], column: column + 2, x0: x0)
+                store(r.3[lane], column: column + 3, x0: x0)
+                store(r.4[lane], column: column + 4, x0: x0)
+                store(r.5[lane], column: column + 5, x0: x0)
+                store(r.6[lane], column: column + 6, x0: x0)
+                store(r.7[lane], column: column + 7, x0: x0)
             }
             y0 += 32
         }
         while y0 < blockRowsEnd {
             let sx = clockwise ? y0 : lastX - y0 - 7
             let block = rowsStart + sx
-            var r0 = block.loadUnaligned(as: UInt64.self), r1 = block.loadUnaligned(fromByteOffset: stride, as: UInt64.self)
-            var r2 = block.loadUnaligned(fromByteOffset: 2 * stride, as: UInt64.self)
-            var r3 = block.loadUnaligned(fromByteOffset: 3 * stride, as: UInt64.self)
-            var r4 = block.loadUnaligned(fromByteOffset: 4 * stride, as: UInt64.self)
-            var r5 = block.loadUnaligned(fromByteOffset: 5 * stride, as: UInt64.self)
-            var r6 = block.loadUnaligned(fromByteOffset: 6 * stride, as: UInt64.self)
-            var r7 = block.loadUnaligned(fromByteOffset: 7 * stride, as: UInt64.self)
-            swapBlocks(&r0, &r4, shift: 32, mask: 0x0000_0000_FFFF_FFFF)
-            swapBlocks(&r1, &r5, shift: 32, mask: 0x0000_0000_FFFF_FFFF)
-            swapBlocks(&r2, &r6, shift: 32, mask: 0x0000_0000_FFFF_FFFF)
-            swapBlocks(&r3, &r7, shift: 32, mask: 0x0000_0000_FFFF_FFFF)
-            swapBlocks(&r0, &r2, shift: 16, mask: 0x0000_FFFF_0000_FFFF)
-            swapBlocks(&r1, &r3, shift: 16, mask: 0x0000_FFFF_0000_FFFF)
-            swapBlocks(&r4, &r6, shift: 16, mask: 0x0000_FFFF_0000_FFFF)
-            swapBlocks(&r5, &r7, shift: 16, mask: 0x0000_FFFF_0000_FFFF)
-            swapBlocks(&r0, &r1, shift: 8, mask: 0x00FF_00FF_00FF_00FF)
-            swapBlocks(&r2, &r3, shift: 8, mask: 0x00FF_00FF_00FF_00FF)
-            swapBlocks(&r4, &r5, shift: 8, mask: 0x00FF_00FF_00FF_00FF)
-            swapBlocks(&r6, &r7, shift: 8, mask: 0x00FF_00FF_00FF_00FF)
-            store(r0, column: sx, x0: x0)
-            store(r1, column: sx + 1, x0: x0)
-            store(r2, column: sx + 2, x0: x0)
-            store(r3, column: sx + 3, x0: x0)
-            store(r4, column: sx + 4, x0: x0)
-            store(r5, column: sx + 5, x0: x0)
-            store(r6, column: sx + 6, x0: x0)
-            store(r7, column: sx + 7, x0: x0)
+            var r = blockRows(block, stride: stride, as: UInt64.self)
+            transposeBytes(&r)
+            store(r.0, column: sx, x0: x0)
+            store(r.1, column: sx + 1, x0: x0)
+            store(r.2, column: sx + 2, x0: x0)
+            store(r.3, column: sx + 3, x0: x0)
+            store(r.4, column: sx + 4, x0: x0)
+            store(r.5, column: sx + 5, x0: x0)
+            store(r.6, column: sx + 6, x0: x0)
+            store(r.7, column: sx + 7, x0: x0)
             y0 += 8
         }
         x0 += 8
@@ -311,21 +276,56 @@ private func quarterTurnBytes(_ source: Plane, into target: Plane, clockwise: Bo
     }
 }
 
-/// Exchanges the bytes of `a` at the positions `mask` leaves out with the bytes of `b` `shift` bits lower: one round
-/// of an 8×8 byte transpose.
-@inline(__always)
-private func swapBlocks(_ a: inout UInt64, _ b: inout UInt64, shift: UInt64, mask: UInt64) {
-    let t = ((a >> shift) ^ b) & mask
-    b ^= t
-    a ^= t << shift
+/// Eight rows of 8×8 byte blocks, one 64-bit word per block and row: `UInt64` for one block, `SIMD4<UInt64>` for four
+/// side by side.
+private protocol ByteBlockRow: BitwiseCopyable {
+    /// Exchanges the bytes of `a` at the positions `mask` leaves out with the bytes of `b` `shift` bits lower: one
+    /// round of an 8×8 byte transpose.
+    static func swapBlocks(_ a: inout Self, _ b: inout Self, shift: UInt64, mask: UInt64)
 }
 
-/// `swapBlocks` on four independent blocks at once, one per 64-bit lane.
+extension UInt64: ByteBlockRow {
+    @inline(__always) fileprivate static func swapBlocks(_ a: inout UInt64, _ b: inout UInt64, shift: UInt64, mask: UInt64) {
+        let t = ((a >> shift) ^ b) & mask
+        b ^= t
+        a ^= t << shift
+    }
+}
+
+extension SIMD4: ByteBlockRow where Scalar == UInt64 {
+    @inline(__always) fileprivate static func swapBlocks(_ a: inout Self, _ b: inout Self, shift: UInt64, mask: UInt64) {
+        let t = ((a &>> shift) ^ b) & mask
+        b ^= t
+        a ^= t &<< shift
+    }
+}
+
+/// Rows 0…7 (`stride` bytes apart) of the block(s) at `block`.
 @inline(__always)
-private func swapBlocks(_ a: inout SIMD4<UInt64>, _ b: inout SIMD4<UInt64>, shift: UInt64, mask: UInt64) {
-    let t = ((a &>> shift) ^ b) & mask
-    b ^= t
-    a ^= t &<< shift
+private func blockRows<Row: ByteBlockRow>(_ block: UnsafeRawPointer, stride: Int, as: Row.Type)
+    -> (Row, Row, Row, Row, Row, Row, Row, Row) {
+    (block.loadUnaligned(as: Row.self), block.loadUnaligned(fromByteOffset: stride, as: Row.self),
+     block.loadUnaligned(fromByteOffset: 2 * stride, as: Row.self), block.loadUnaligned(fromByteOffset: 3 * stride, as: Row.self),
+     block.loadUnaligned(fromByteOffset: 4 * stride, as: Row.self), block.loadUnaligned(fromByteOffset: 5 * stride, as: Row.self),
+     block.loadUnaligned(fromByteOffset: 6 * stride, as: Row.self), block.loadUnaligned(fromByteOffset: 7 * stride, as: Row.self))
+}
+
+/// Transposes 8×8 byte blocks in place: three rounds of masked swaps between rows 4, 2 and 1 apart. Afterwards byte j
+/// of row i is byte i of source row j.
+@inline(__always)
+private func transposeBytes<Row: ByteBlockRow>(_ r: inout (Row, Row, Row, Row, Row, Row, Row, Row)) {
+    Row.swapBlocks(&r.0, &r.4, shift: 32, mask: 0x0000_0000_FFFF_FFFF)
+    Row.swapBlocks(&r.1, &r.5, shift: 32, mask: 0x0000_0000_FFFF_FFFF)
+    Row.swapBlocks(&r.2, &r.6, shift: 32, mask: 0x0000_0000_FFFF_FFFF)
+    Row.swapBlocks(&r.3, &r.7, shift: 32, mask: 0x0000_0000_FFFF_FFFF)
+    Row.swapBlocks(&r.0, &r.2, shift: 16, mask: 0x0000_FFFF_0000_FFFF)
+    Row.swapBlocks(&r.1, &r.3, shift: 16, mask: 0x0000_FFFF_0000_FFFF)
+    Row.swapBlocks(&r.4, &r.6, shift: 16, mask: 0x0000_FFFF_0000_FFFF)
+    Row.swapBlocks(&r.5, &r.7, shift: 16, mask: 0x0000_FFFF_0000_FFFF)
+    Row.swapBlocks(&r.0, &r.1, shift: 8, mask: 0x00FF_00FF_00FF_00FF)
+    Row.swapBlocks(&r.2, &r.3, shift: 8, mask: 0x00FF_00FF_00FF_00FF)
+    Row.swapBlocks(&r.4, &r.5, shift: 8, mask: 0x00FF_00FF_00FF_00FF)
+    Row.swapBlocks(&r.6, &r.7, shift: 8, mask: 0x00FF_00FF_00FF_00FF)
 }
 
 /// Output rows `rows`, columns `columns` of `source` turned clockwise `turns` quarter turns. Output pixel (x, y) reads

@@ -115,7 +115,7 @@ public enum AudioFiltering {
         let suffix = String(UInt32.random(in: 0...UInt32.max), radix: 16)
         let temporary = url.deletingLastPathComponent()
             .appendingPathComponent(".\(url.deletingPathExtension().lastPathComponent).partial-\(suffix).\(url.pathExtension)").path
-        let reader = try openReader(input, stream: nil, window: window, filter: filter)
+        let reader = try AudioFileReader.opened(input, window: window, for: filter)
         var muxer: UnsafeMutablePointer<AVFormatContext>?
         guard avformat_alloc_output_context2(&muxer, nil, kind.muxer, "file:" + temporary) >= 0, let context = muxer else {
             throw MediaError.writeFailed(path: output, reason: "no \(kind.muxer) muxer")
@@ -191,12 +191,12 @@ public enum AudioFiltering {
             throw MediaError.unsupportedFrame(path: output, reason: "\(kind.rawValue) holds no audio; write .mp4, .mkv, .webm, .mov, .ts or .avi")
         }
         guard let format = av_guess_format(muxer, nil, nil) else { throw MediaError.writeFailed(path: output, reason: "no \(muxer) muxer") }
-        let first = try openReader(input, stream: nil, window: window, filter: makeFilter())
+        let first = try AudioFileReader.opened(input, window: window, for: makeFilter())
         // Every stream is opened (and so checked) before any is filtered.
         let readers = try first.audioStreams.map { index in
             index == Int(first.streamIndex) ? (first, try makeFilter()) : try {
                 let filter = try makeFilter()
-                return (try openReader(input, stream: index, window: window, filter: filter), filter)
+                return (try AudioFileReader.opened(input, stream: index, window: window, for: filter), filter)
             }()
         }
         var results: [FilteredAudio] = []
@@ -255,13 +255,6 @@ public enum AudioFiltering {
         return FilteredAudio(track: track, summary: summary.encoded(with: encoder))
     }
 
-    /// A reader of `stream` (nil: the best) at the rate `filter` runs at for it.
-    private static func openReader(_ input: String, stream: Int?, window: AudioWindow?, filter: any AudioFilter) throws -> AudioFileReader {
-        let probe = try AudioFileReader(path: input, stream: stream, window: window)
-        let rate = filter.sampleRate(near: probe.sampleRate)
-        return rate == probe.sampleRate ? probe : try AudioFileReader(path: input, rate: rate, stream: stream, window: window)
-    }
-
     private static func encoderCodec(for reader: AudioFileReader, kind: AudioFileKind, output: String) throws -> UnsafePointer<AVCodec> {
         if kind == .wav, String(cString: avcodec_get_name(reader.codecID)).hasPrefix("pcm_"), let own = avcodec_find_encoder(reader.codecID) {
             return own
@@ -291,50 +284,24 @@ public enum AudioFiltering {
                             sink: (UnsafePointer<UnsafeMutablePointer<Float>>?, Int) throws -> Void) throws -> AudioRunSummary {
         let clock = ContinuousClock()
         let started = clock.now
-        var filtering = Duration.zero
         try filter.initialize(sampleRate: reader.rate, channels: reader.channelCount)
         defer { filter.release() }
-        let latency = filter.latency
-        let block = 1024
-        let buffer = AudioBuffer(channels: reader.channelCount, capacity: block, sampleRate: reader.rate)
-        let planes = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: reader.channelCount)
-        defer { planes.deallocate() }
-        var skip = latency
-        var total = 0
-        var written = 0
+        let aligned = AlignedAudioFilter(filter, buffer: AudioBuffer(channels: reader.channelCount, capacity: AlignedAudioFilter.block,
+                                                                     sampleRate: reader.rate))
         let expected = reader.expectedFrames
         var lastReport = 0
-        func emit(count: Int) throws {
-            let dropped = min(skip, buffer.frameCount)
-            skip -= dropped
-            let kept = min(buffer.frameCount - dropped, count)
-            guard kept > 0 else { return }
-            for channel in 0..<reader.channelCount { planes[channel] = buffer.channel(channel) + dropped }
-            try sink(planes, kept)
-            written += kept
-        }
-        while try reader.read(into: buffer) {
-            total += buffer.frameCount
-            let before = clock.now
-            filter.process(buffer)
-            filtering += clock.now - before
-            try emit(count: buffer.frameCount)
-            if let expected, expected > 0, total - lastReport >= reader.rate {
-                lastReport = total
-                try progress(min(Double(total) / Double(expected), 1))
+        while try reader.read(into: aligned.buffer) {
+            try aligned.filterBuffer { try sink($0, $1) }
+            if let expected, expected > 0, aligned.read - lastReport >= reader.rate {
+                lastReport = aligned.read
+                try progress(min(Double(aligned.read) / Double(expected), 1))
             }
         }
-        // Flush what the filter still holds with silence, up to the input's length.
-        while written < total {
-            buffer.frameCount = min(block, total - written + skip)
-            buffer.clear()
-            filter.process(buffer)
-            try emit(count: total - written)
-        }
+        try aligned.drain { try sink($0, $1) }
         try sink(nil, 0)
         try progress(1)
         return AudioRunSummary(codec: "", sampleRate: reader.sampleRate, channels: reader.channelCount, filterRate: reader.rate,
-                               frames: total, latency: latency, filterSeconds: filtering.seconds,
+                               frames: aligned.read, latency: filter.latency, filterSeconds: aligned.filterTime.seconds,
                                wallSeconds: (clock.now - started).seconds)
     }
 }

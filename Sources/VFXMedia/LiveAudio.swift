@@ -29,19 +29,13 @@ public final class LiveAudioTrack: RealtimeAudio, @unchecked Sendable {
     public let channels: Int
     public let encoderName: String
     private let reader: AudioFileReader
-    private let filter: any AudioFilter
+    private let aligned: AlignedAudioFilter
     private let encoder: AudioEncoder
-    private let buffer: AudioBuffer
-    private let planes: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     private let startSeconds: Double
-    private var skip: Int
-    /// Frames read from the file, and frames handed to the encoder (both at the filter's rate).
-    private var read = 0
-    private var written = 0
+    /// Whether a block read ahead waits in `aligned.buffer`.
     private var buffered: Bool
     private var readerEnded = false
     private var closed = false
-    private static let block = 1024
 
     /// Opens the audio of `path` for the sink `sink` (a file path or a `udp://`, `srt://`, `rtmp://` URL) and
     /// initializes `filter` (which the track releases at its end). Throws a one-line `MediaError` for a file
@@ -52,47 +46,36 @@ public final class LiveAudioTrack: RealtimeAudio, @unchecked Sendable {
         guard let codec = encoders.lazy.compactMap({ avcodec_find_encoder_by_name($0) }).first else {
             throw MediaError.encoderUnavailable(path: sink, encoder: encoders[0])
         }
-        let probe = try AudioFileReader(path: path)
-        let rate = filter.sampleRate(near: probe.sampleRate)
-        let reader = rate == probe.sampleRate ? probe : try AudioFileReader(path: path, rate: rate)
+        let reader = try AudioFileReader.opened(path, for: filter)
         self.path = path
         self.reader = reader
-        self.filter = filter
         sampleRate = reader.sampleRate
         channels = reader.channelCount
-        buffer = AudioBuffer(channels: reader.channelCount, capacity: LiveAudioTrack.block, sampleRate: reader.rate)
-        planes = .allocate(capacity: reader.channelCount)
+        let buffer = AudioBuffer(channels: reader.channelCount, capacity: AlignedAudioFilter.block, sampleRate: reader.rate)
         // The first block gives the stream's first timestamp, where the encoder's timestamps start.
         buffered = try reader.read(into: buffer)
         readerEnded = !buffered
         startSeconds = Double(reader.startTimestamp ?? 0) * av_q2d(reader.timeBase)
         let startPts = reader.outputStartPts
-        do {
-            encoder = try withUnsafePointer(to: &reader.layout) { layout in
-                try AudioEncoder(codec: codec, rate: reader.sampleRate, layout: layout, preferredFormat: nil,
-                                 globalHeader: format.pointee.flags & AVFMT_GLOBALHEADER != 0, startPts: startPts, name: sink)
-            }
-            encoderName = encoder.encoderName
-            guard let parameters = avcodec_parameters_alloc() else { throw MediaError.writeFailed(path: sink, reason: "out of memory") }
-            defer {
-                var pointer: UnsafeMutablePointer<AVCodecParameters>? = parameters
-                avcodec_parameters_free(&pointer)
-            }
-            avcodec_parameters_from_context(parameters, encoder.context)
-            guard let track = SourceTrack(parameters: parameters, timeBase: encoder.context.pointee.time_base,
-                                          inputIndex: Int(reader.streamIndex), kind: .audio) else {
-                throw MediaError.writeFailed(path: sink, reason: "out of memory")
-            }
-            self.track = track
-            try filter.initialize(sampleRate: reader.rate, channels: reader.channelCount)
-        } catch {
-            planes.deallocate()
-            throw error
+        encoder = try withUnsafePointer(to: &reader.layout) { layout in
+            try AudioEncoder(codec: codec, rate: reader.sampleRate, layout: layout, preferredFormat: nil,
+                             globalHeader: format.pointee.flags & AVFMT_GLOBALHEADER != 0, startPts: startPts, name: sink)
         }
-        skip = filter.latency
+        encoderName = encoder.encoderName
+        guard let parameters = avcodec_parameters_alloc() else { throw MediaError.writeFailed(path: sink, reason: "out of memory") }
+        defer {
+            var pointer: UnsafeMutablePointer<AVCodecParameters>? = parameters
+            avcodec_parameters_free(&pointer)
+        }
+        avcodec_parameters_from_context(parameters, encoder.context)
+        guard let track = SourceTrack(parameters: parameters, timeBase: encoder.context.pointee.time_base,
+                                      inputIndex: Int(reader.streamIndex), kind: .audio) else {
+            throw MediaError.writeFailed(path: sink, reason: "out of memory")
+        }
+        self.track = track
+        try filter.initialize(sampleRate: reader.rate, channels: reader.channelCount)
+        aligned = AlignedAudioFilter(filter, buffer: buffer)
     }
-
-    deinit { planes.deallocate() }
 
     /// The muxer a sink writes and the audio encoders to try for it (best first).
     static func container(for sink: String) throws -> (muxer: String, encoders: [String]) {
@@ -117,7 +100,7 @@ public final class LiveAudioTrack: RealtimeAudio, @unchecked Sendable {
     }
 
     /// The media time (seconds, on the file's timeline) up to which audio has been read.
-    public var position: Double { startSeconds + Double(read) / Double(reader.rate) }
+    public var position: Double { startSeconds + Double(aligned.read) / Double(reader.rate) }
 
     public func advance(to seconds: Double) throws -> Bool {
         while !readerEnded && position < seconds {
@@ -132,13 +115,7 @@ public final class LiveAudioTrack: RealtimeAudio, @unchecked Sendable {
         while !readerEnded && position < (seconds ?? .infinity) {
             try step()
         }
-        // What the filter still holds comes out with silence behind it, up to the length read.
-        while written < read {
-            buffer.frameCount = min(LiveAudioTrack.block, read - written + skip)
-            buffer.clear()
-            filter.process(buffer)
-            try emit(count: read - written)
-        }
+        try aligned.drain(encode)
         try encoder.finish(emit: push)
     }
 
@@ -149,32 +126,23 @@ public final class LiveAudioTrack: RealtimeAudio, @unchecked Sendable {
 
     private func close() {
         closed = true
-        filter.release()
+        aligned.filter.release()
     }
 
     /// Filters and encodes one block (the one read ahead first).
     private func step() throws {
         if !buffered {
-            guard try reader.read(into: buffer) else {
+            guard try reader.read(into: aligned.buffer) else {
                 readerEnded = true
                 return
             }
         }
         buffered = false
-        read += buffer.frameCount
-        filter.process(buffer)
-        try emit(count: buffer.frameCount)
+        try aligned.filterBuffer(encode)
     }
 
-    /// Hands the filtered block to the encoder, without the filter's delay at the start.
-    private func emit(count: Int) throws {
-        let dropped = min(skip, buffer.frameCount)
-        skip -= dropped
-        let kept = min(buffer.frameCount - dropped, count)
-        guard kept > 0 else { return }
-        for channel in 0..<channels { planes[channel] = buffer.channel(channel) + dropped }
-        try encoder.encode(planes, count: kept, inputRate: reader.rate, inputLayout: &reader.layout, emit: push)
-        written += kept
+    private func encode(_ planes: UnsafePointer<UnsafeMutablePointer<Float>>, count: Int) throws {
+        try encoder.encode(planes, count: count, inputRate: reader.rate, inputLayout: &reader.layout, emit: push)
     }
 
     /// A copy of an encoded packet for the sink's queue (the encoder reuses its own).

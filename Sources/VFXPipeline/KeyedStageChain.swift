@@ -106,13 +106,11 @@ public final class KeyedStageChain: FrameProcessor, StageHandover, @unchecked Se
     }
 
     public func process(_ frame: consuming VideoFrame, emit: FrameEmitter) throws {
-        try run(frame, from: 0, emit: emit)
+        try stages.run(frame, from: 0, emit: emit)
     }
 
     public func flush(emit: FrameEmitter) throws {
-        for index in stages.indices {
-            try stages[index].flush { try run($0, from: index + 1, emit: emit) }
-        }
+        try stages.flush(emit: emit)
     }
 
     /// Releases the stages; before the hand-over, those taken from the predecessor stay with it.
@@ -126,15 +124,8 @@ public final class KeyedStageChain: FrameProcessor, StageHandover, @unchecked Se
         let successor = next as? KeyedStageChain
         let taken = successor?.kept ?? []
         successor?.handedOver = true
-        for index in stages.indices where !taken.contains(ObjectIdentifier(stages[index])) {
-            try stages[index].flush { try run($0, from: index + 1, emit: emit) }
-        }
+        try stages.flush(emit: emit) { !taken.contains(ObjectIdentifier(stages[$0])) }
         for stage in stages where !taken.contains(ObjectIdentifier(stage)) { stage.release() }
-    }
-
-    private func run(_ frame: consuming VideoFrame, from index: Int, emit: FrameEmitter) throws {
-        guard index < stages.count else { return try emit(frame) }
-        try stages[index].process(frame) { try run($0, from: index + 1, emit: emit) }
     }
 }
 

@@ -134,22 +134,31 @@ public final class ProcessorChain: FrameProcessor {
     }
 
     public func process(_ frame: consuming VideoFrame, emit: FrameEmitter) throws {
-        try run(frame, from: 0, emit: emit)
+        try stages.run(frame, from: 0, emit: emit)
     }
 
     public func flush(emit: FrameEmitter) throws {
-        for index in stages.indices {
-            try stages[index].flush { try run($0, from: index + 1, emit: emit) }
-        }
+        try stages.flush(emit: emit)
     }
 
     public func release() {
         for stage in stages { stage.release() }
     }
+}
 
-    /// Passes `frame` through the stages from `index` on.
-    private func run(_ frame: consuming VideoFrame, from index: Int, emit: FrameEmitter) throws {
-        guard index < stages.count else { return try emit(frame) }
-        try stages[index].process(frame) { try run($0, from: index + 1, emit: emit) }
+/// The walk down a list of stages that `ProcessorChain` and `KeyedStageChain` share.
+extension Array where Element == any FrameProcessor {
+    /// Passes `frame` through the stages from `index` on, then to `emit`.
+    func run(_ frame: consuming VideoFrame, from index: Int, emit: FrameEmitter) throws {
+        guard index < count else { return try emit(frame) }
+        try self[index].process(frame) { try run($0, from: index + 1, emit: emit) }
+    }
+
+    /// Flushes, in order, the stages at the indices `included` accepts: what each one still holds goes on
+    /// through the stages after it, so nothing is lost.
+    func flush(emit: FrameEmitter, where included: (Int) -> Bool = { _ in true }) throws {
+        for index in indices where included(index) {
+            try self[index].flush { try run($0, from: index + 1, emit: emit) }
+        }
     }
 }

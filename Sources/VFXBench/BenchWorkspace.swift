@@ -1,4 +1,5 @@
 import Foundation
+import VFXCore
 
 /// A private folder for a benchmark's files: `/dev/shm/vfx-bench-XXXXXX` (RAM; the system's temporary
 /// folder where there is no /dev/shm; the folder named by `VFX_BENCH_FOLDER` when set), made with
@@ -45,19 +46,4 @@ public final class BenchWorkspace: Sendable {
     }
 
     private static let live = Locked<Set<String>>([])
-}
-
-/// A value behind a lock.
-final class Locked<Value>: @unchecked Sendable {
-    // Sendable: `value` is only touched inside `withLock`, under `lock`.
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
 }

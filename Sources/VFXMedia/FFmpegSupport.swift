@@ -52,7 +52,7 @@ public enum FFmpegLog {
         var lastError: String?
     }
 
-    static let state = LockedState(State())
+    static let state = Locked(State())
 
     private static let installOnce: Void = {
         av_log_set_level(AV_LOG_INFO)
@@ -70,21 +70,6 @@ public enum FFmpegLog {
             }
         }
     }()
-}
-
-/// A value behind a lock, for state shared by FFmpeg's threads (its log callback runs on encoder threads).
-final class LockedState<Value>: @unchecked Sendable {
-    // Sendable: `value` is only read or written inside `withLock`, under `lock`.
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
 }
 
 extension MediaTime {

@@ -1,4 +1,5 @@
 import Foundation
+import VFXCore
 
 /// The filter catalog: the built-in filters, listed once, plus those other modules register (vision effects,
 /// temporal effects…). Parsing, `vfx filters` and the docs read `all`, so a registered filter works everywhere
@@ -83,20 +84,5 @@ public enum FilterRegistry: FilterCatalog {
     /// Names close to `name` (for "did you mean").
     static func suggestions(for name: String) -> [String] {
         NameSuggestions.near(name, in: all.map(\.name))
-    }
-}
-
-/// A value behind a lock.
-final class Locked<Value>: @unchecked Sendable {
-    // Sendable: `value` is read and written only inside `withLock`, while holding `lock`.
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
     }
 }

@@ -319,8 +319,11 @@ struct PhaseTaps: Sendable {
     let groups: Int
     /// Phase-array entries before m = 0 (and at least as many after the last period).
     let pad: Int
-    /// Floats per phase array (a multiple of 32); the split row is p arrays, one after the other.
+    /// Samples per phase array (a multiple of 32); the split row is p arrays, one after the other.
     let length: Int
+    /// Entries before m = 0 and from m = groups on that a tap reads for an output inside the row (the rest of the pads
+    /// only feed lanes that are not stored).
+    let before: Int, after: Int
     /// The taps of phase 0, then phase 1: for each, the float of the split row read for m = 0, and its weight.
     let offsets: [Int]
     let weights: [Float]
@@ -354,6 +357,9 @@ struct PhaseTaps: Sendable {
         self.pad = pad
         let length = (2 * pad + g + 16 + 31) / 32 * 32
         self.length = length
+        let shifts = phases.joined().map { (o, _) in o >= 0 ? o / p : -((p - 1 - o) / p) }
+        before = max(0, -(shifts.min() ?? 0))
+        after = max(0, (shifts.max() ?? 0) + 1)
         offsets = phases.flatMap { taps in
             taps.map { (o, _) in
                 let s = (o % p + p) % p
@@ -514,28 +520,49 @@ final class PhaseScaler: @unchecked Sendable {
                 m += 8
             }
         }
-        // The rest and the pads, one by one.
+        // The rest and the pads the taps read, one by one.
         for s in 0..<p {
             let phase = row + s * length + pad
-            for n in -pad..<0 { phase[n] = Int16(bytes[min(max(p * n + s, 0), last)]) << 7 }
-            for n in m..<(length - pad) { phase[n] = Int16(bytes[min(max(p * n + s, 0), last)]) << 7 }
+            for n in -across.before..<0 { phase[n] = Int16(bytes[min(max(p * n + s, 0), last)]) << 7 }
+            for n in m..<(groups + across.after) { phase[n] = Int16(bytes[min(max(p * n + s, 0), last)]) << 7 }
         }
     }
 
-    /// `line` = Σ high half of inputs[k] × factors[k], over the whole split row, 32 samples per step.
+    /// `line` = Σ high half of inputs[k] × factors[k], over the whole split row: 64 samples per step (each tap's weight
+    /// and row loaded once for four vectors), the last 32 on their own.
     private func vertical(_ inputs: UnsafeMutablePointer<UnsafePointer<Int16>>, _ factors: UnsafeMutablePointer<Int16>, count: Int,
                           into line: UnsafeMutablePointer<Int16>) {
+        @inline(__always) func load(_ pointer: UnsafePointer<Int16>) -> SIMD16<Int16> {
+            UnsafeRawPointer(pointer).loadUnaligned(as: SIMD16<Int16>.self)
+        }
+        @inline(__always) func store(_ value: SIMD16<Int16>, at i: Int) {
+            UnsafeMutableRawPointer(line + i).storeBytes(of: value, as: SIMD16<Int16>.self)
+        }
         var i = 0
-        while i < rowSamples {
-            var first = SIMD16<Int16>(), second = SIMD16<Int16>()
+        while i + 64 <= rowSamples {
+            var sums = (SIMD16<Int16>(), SIMD16<Int16>(), SIMD16<Int16>(), SIMD16<Int16>())
             for k in 0..<count {
                 let input = inputs[k] + i, factor = SIMD16<Int16>(repeating: factors[k])
-                first &+= multipliedHigh(UnsafeRawPointer(input).loadUnaligned(as: SIMD16<Int16>.self), factor)
-                second &+= multipliedHigh(UnsafeRawPointer(input + 16).loadUnaligned(as: SIMD16<Int16>.self), factor)
+                sums.0 &+= multipliedHigh(load(input), factor)
+                sums.1 &+= multipliedHigh(load(input + 16), factor)
+                sums.2 &+= multipliedHigh(load(input + 32), factor)
+                sums.3 &+= multipliedHigh(load(input + 48), factor)
             }
-            UnsafeMutableRawPointer(line + i).storeBytes(of: first, as: SIMD16<Int16>.self)
-            UnsafeMutableRawPointer(line + i + 16).storeBytes(of: second, as: SIMD16<Int16>.self)
-            i += 32
+            store(sums.0, at: i)
+            store(sums.1, at: i + 16)
+            store(sums.2, at: i + 32)
+            store(sums.3, at: i + 48)
+            i += 64
+        }
+        if i < rowSamples {
+            var sums = (SIMD16<Int16>(), SIMD16<Int16>())
+            for k in 0..<count {
+                let input = inputs[k] + i, factor = SIMD16<Int16>(repeating: factors[k])
+                sums.0 &+= multipliedHigh(load(input), factor)
+                sums.1 &+= multipliedHigh(load(input + 16), factor)
+            }
+            store(sums.0, at: i)
+            store(sums.1, at: i + 16)
         }
     }
 
@@ -546,21 +573,31 @@ final class PhaseScaler: @unchecked Sendable {
         across.offsets.withUnsafeBufferPointer { offsets in
             weights.withUnsafeBufferPointer { weights in
                 guard let offsets = offsets.baseAddress, let weights = weights.baseAddress else { return }
-                /// One phase of periods m…m+15 from its taps at `offsets`, `weights`, as bytes.
+                /// One phase of periods m…m+15 (and m+16…m+31 when `pair`) from its taps at `offsets`, `weights`, as
+                /// bytes: each tap's offset and weight are loaded once for both vectors.
                 @inline(__always) func phase(_ offsets: UnsafePointer<Int>, _ weights: UnsafePointer<Int16>, count: Int,
-                                             bias: Int16, at m: Int) -> SIMD16<UInt8> {
-                    var sum = SIMD16<Int16>(repeating: bias)
+                                             bias: Int16, at m: Int, pair: Bool) -> (SIMD16<UInt8>, SIMD16<UInt8>) {
+                    var sums = (SIMD16<Int16>(repeating: bias), SIMD16<Int16>(repeating: bias))
                     for k in 0..<count {
-                        let samples = UnsafeRawPointer(line + offsets[k] + m).loadUnaligned(as: SIMD16<Int16>.self)
-                        sum &+= multipliedHigh(samples, SIMD16(repeating: weights[k]))
+                        let samples = line + offsets[k] + m, weight = SIMD16<Int16>(repeating: weights[k])
+                        sums.0 &+= multipliedHigh(UnsafeRawPointer(samples).loadUnaligned(as: SIMD16<Int16>.self), weight)
+                        if pair {
+                            sums.1 &+= multipliedHigh(UnsafeRawPointer(samples + 16).loadUnaligned(as: SIMD16<Int16>.self), weight)
+                        }
                     }
-                    return clampedBytes(sum &>> 5)
+                    return (clampedBytes(sums.0 &>> 5), clampedBytes(sums.1 &>> 5))
                 }
                 let firstCount = across.counts[0], firstBias = bias[0]
                 var m = 0
                 if q == 1 {
+                    while m + 32 <= groups {
+                        let bytes = phase(offsets, weights, count: firstCount, bias: firstBias, at: m, pair: true)
+                        (output + m).store(bytes.0)
+                        (output + m + 16).store(bytes.1)
+                        m += 32
+                    }
                     while m < groups {
-                        let bytes = phase(offsets, weights, count: firstCount, bias: firstBias, at: m)
+                        let bytes = phase(offsets, weights, count: firstCount, bias: firstBias, at: m, pair: false).0
                         let count = min(16, groups - m)
                         if count == 16 { (output + m).store(bytes) } else { for lane in 0..<count { output[m + lane] = bytes[lane] } }
                         m += 16
@@ -568,9 +605,16 @@ final class PhaseScaler: @unchecked Sendable {
                     return
                 }
                 let secondCount = across.counts[1], secondBias = bias[1]
+                while m + 32 <= groups {
+                    let even = phase(offsets, weights, count: firstCount, bias: firstBias, at: m, pair: true)
+                    let odd = phase(offsets + firstCount, weights + firstCount, count: secondCount, bias: secondBias, at: m, pair: true)
+                    UnsafeMutableRawPointer(output + 2 * m).storeBytes(of: interleaved(even.0, odd.0), as: SIMD16<UInt16>.self)
+                    UnsafeMutableRawPointer(output + 2 * m + 32).storeBytes(of: interleaved(even.1, odd.1), as: SIMD16<UInt16>.self)
+                    m += 32
+                }
                 while m < groups {
-                    let even = phase(offsets, weights, count: firstCount, bias: firstBias, at: m)
-                    let odd = phase(offsets + firstCount, weights + firstCount, count: secondCount, bias: secondBias, at: m)
+                    let even = phase(offsets, weights, count: firstCount, bias: firstBias, at: m, pair: false).0
+                    let odd = phase(offsets + firstCount, weights + firstCount, count: secondCount, bias: secondBias, at: m, pair: false).0
                     let pairs = interleaved(even, odd)
                     let count = 2 * min(16, groups - m)
                     if count == 32 {

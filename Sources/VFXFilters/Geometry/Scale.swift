@@ -93,10 +93,11 @@ struct ResamplingTaps: Sendable {
     }
 }
 
-/// The stage of `scale`: per plane and output row, a vertical pass (sixteen source samples per vector, from bytes)
-/// into a row of floats, then a horizontal pass over that row in blocks of eight output samples (`BlockTaps`), fused
-/// so the intermediate row stays in the first-level cache; both keep several independent multiply-add chains in
-/// flight. Taps are made at configure time.
+/// The stage of `scale`: per plane, the phase path (`PhaseScaler`, 16-bit fixed point) when the plane has one sample
+/// per pixel and its width changes by 3:2, 2:1, 1:2 or not at all (1080p → 720p, halving, doubling); otherwise per
+/// output row a vertical pass (sixteen source samples per vector, from bytes) into a row of floats, then a horizontal
+/// pass over that row in blocks of eight output samples (`BlockTaps`), fused so the intermediate row stays in the
+/// first-level cache. Taps and scratch memory are made at configure time.
 final class ScaleProcessor: VideoProcessor {
     /// The format `configure` sized the buffers for.
     private var configured: FrameFormat?

@@ -107,7 +107,8 @@ import VFXFilters
     /// Scaling against FFmpeg's swscale with the same kernel (bicubic with B = 0, C = 0.5, i.e. Keys a = −0.5;
     /// bilinear), on gray so no chroma siting is involved. swscale works in 14-bit fixed point and sizes its
     /// shrinking filter slightly differently; tolerance PSNR ≥ 40 dB (a ±1 difference everywhere is 48 dB).
-    @Test(arguments: [(768, 640, "bicubic"), (200, 300, "bicubic"), (900, 900, "bilinear"), (256, 256, "bilinear")])
+    @Test(arguments: [(768, 640, "bicubic"), (200, 300, "bicubic"), (900, 900, "bilinear"), (256, 256, "bilinear"),
+                      (256, 256, "bicubic"), (1024, 768, "bicubic")])
     func scaleMatchesSwscale(width: Int, height: Int, kernel: String) throws {
         let frame = try SpatialFixtures.photo(.gray8)
         let ours = try SpatialFixtures.apply("scale:width=\(width):height=\(height):kernel=\(kernel)", to: frame)

@@ -88,6 +88,33 @@ import VFXTestSupport
         }
     }
 
+    /// `scale`'s phase path (widths that change by 3:2, 2:1, 1:2 or not at all, on planes of one byte per sample, in
+    /// 16-bit fixed point): gray and I420 frames whose rows are not whole vectors of periods (so the one-by-one tails
+    /// and the pads at both edges are used), one and two slices, shrinking and growing heights. Within 1 code of the
+    /// definition evaluated in Double: the fixed-point sums stay within 0.2 of a code of it (see `PhaseScaler`), so a
+    /// value near a half may round the other way.
+    @Test(arguments: [(150, 90, 100, 60, "bicubic"), (150, 90, 100, 135, "bicubic"), (96, 70, 48, 35, "bicubic"),
+                      (96, 70, 192, 140, "bicubic"), (96, 70, 96, 50, "bicubic"), (150, 90, 100, 60, "bilinear"),
+                      (96, 70, 48, 35, "area")])
+    func scalePhasePathMatchesItsDefinition(width: Int, height: Int, toWidth: Int, toHeight: Int, kernel: String) throws {
+        for (format, name) in [(PixelFormat.gray8, "gray"), (.i420, "yuv420p")] {
+            let frame = RawFrames.frame(try SpatialFixtures.decode("astronaut.png", pixelFormat: name, size: (width, height)),
+                                        format: format, width: width, height: height)
+            for threads in [1, 2] {
+                let ours = try SpatialFixtures.apply("scale:width=\(toWidth):height=\(toHeight):kernel=\(kernel)", to: frame,
+                                                     threads: threads)
+                #expect(ours.width == toWidth && ours.height == toHeight)
+                for index in 0..<frame.planeCount {
+                    let size = format.planeSize(index, width: toWidth, height: toHeight)
+                    let expected = Self.resampled(SpatialFixtures.doubles(SpatialFixtures.rows(frame, index)), channels: 1,
+                                                  to: size, kernel: kernel).map { $0.map(SpatialFixtures.byte) }
+                    let worst = SpatialFixtures.maxDifference(SpatialFixtures.doubles(SpatialFixtures.rows(ours, index)), expected)
+                    #expect(worst <= 1, "\(format) plane \(index) \(width)x\(height) → \(toWidth)x\(toHeight) \(kernel), \(threads) threads: \(worst)")
+                }
+            }
+        }
+    }
+
     /// The blend, sixteen bytes at a time, equals `(code · a + frame · (255 − a) + 127) / 255` for every byte of
     /// rows whose length is not a multiple of 16 (tolerance 0: integer arithmetic on both sides).
     @Test func blendIsTheRoundedMix() throws {

@@ -134,8 +134,8 @@ func reversePixels(_ source: UnsafePointer<UInt8>, into target: UnsafeMutablePoi
 }
 
 /// The stage of `rotate`: quarter turns by exact index mapping (half a turn as reversed rows; the transposing ones as
-/// 8×8 byte-block transposes, four at once, on planes of one byte per sample, in 32×32 tiles otherwise), other angles by bilinear
-/// sampling about the centre; output buffers come from a pool.
+/// 16×16 byte-block transposes in registers on planes of one byte per sample, in 32×32 tiles otherwise), other angles by
+/// bilinear sampling about the centre; output buffers come from a pool.
 final class RotateProcessor: VideoProcessor {
     /// The format `configure` sized the buffers for.
     private var configured: FrameFormat?
@@ -208,64 +208,39 @@ final class RotateProcessor: VideoProcessor {
     func release() { pool = nil }
 }
 
-/// Output rows `rows` of a plane of one byte per sample turned a quarter turn clockwise (or counter-clockwise). The
-/// source is read as 8×8 blocks, four side by side at once: row j of the four blocks is one 32-byte load, kept as four
-/// 64-bit lanes, so the transpose (three rounds of masked swaps between rows 4, 2 and 1 apart) runs on all four blocks
-/// lane by lane with no shuffles; each lane of each result is one 8-byte output row (byte-reversed for the clockwise
-/// turn). Output rows left over below a multiple of 32 take the same steps one block at a time; the columns that do not
-/// fill a block go through `quarterTurn`. Exact.
+/// Output rows `rows` of a plane of one byte per sample turned a quarter turn clockwise (or counter-clockwise), in
+/// 16×16 blocks: sixteen source rows of sixteen bytes are transposed in registers (`transposed16`), so each result is
+/// sixteen consecutive bytes of one output row, one store. The clockwise turn reads the block's source rows bottom up,
+/// the counter-clockwise one stores its output rows bottom up; no byte is reversed. The blocks go in tiles of 64 output
+/// rows across the whole width: the 64 output rows being filled stay in the first-level cache until their lines are
+/// complete, and each step reads whole 64-byte lines of 16 source rows. The rows and columns that do not fill a block
+/// go through `quarterTurn`. Exact.
 private func quarterTurnBytes(_ source: Plane, into target: Plane, clockwise: Bool, rows: Range<Int>) {
     let lastX = source.width - 1, lastY = source.height - 1
-    let blockRowsEnd = rows.lowerBound + rows.count / 8 * 8
-    let blockColumnsEnd = target.width / 8 * 8
-    let sourceBase = UnsafeRawPointer(source.baseAddress), stride = source.bytesPerRow
-    /// Stores the transposed column `column` of the source (a whole output row of 8 samples) at output column x0.
-    @inline(__always) func store(_ bytes: UInt64, column: Int, x0: Int) {
-        let (row, value) = clockwise ? (column, bytes.byteSwapped) : (lastX - column, bytes)
-        UnsafeMutableRawPointer(target.row(row) + x0).storeBytes(of: value, as: UInt64.self)
-    }
-    var x0 = 0
-    while x0 < blockColumnsEnd {
-        // Source rows sy…sy+7 make output columns x0…x0+7.
-        let sy = clockwise ? lastY - x0 - 7 : x0
-        let rowsStart = sourceBase + sy * stride
-        var y0 = rows.lowerBound
-        while y0 + 32 <= blockRowsEnd {
-            // Output rows y0…y0+31 are source columns sx…sx+31.
-            let sx = clockwise ? y0 : lastX - y0 - 31
-            let block = rowsStart + sx
-            var r = blockRows(block, stride: stride, as: SIMD4<UInt64>.self)
-            transposeBytes(&r)
-            // Lane L of r_i: source column sx + 8L + i, byte j from source row sy + j.
-            for lane in 0..<4 {
-                let column = sx + 8 * lane
-                store(r.0[lane], column: column, x0: x0)
-                store(r.1[lane], column: column + 1, x0: x0)
-                store(r.2[lane], column: column + 2, x0: x0)
-                store(r.3[lane], column: column + 3, x0: x0)
-                store(r.4[lane], column: column + 4, x0: x0)
-                store(r.5[lane], column: column + 5, x0: x0)
-                store(r.6[lane], column: column + 6, x0: x0)
-                store(r.7[lane], column: column + 7, x0: x0)
+    let blockRowsEnd = rows.lowerBound + rows.count / 16 * 16
+    let blockColumnsEnd = target.width / 16 * 16
+    let sourceStride = source.bytesPerRow, targetStride = target.bytesPerRow
+    let sourceBase = UnsafePointer(source.baseAddress), targetBase = target.baseAddress
+    // Clockwise: output rows y… are source columns y…, output columns x0… source rows lastY − x0 upwards. Counter-
+    // clockwise: output row y is source column lastX − y, output columns x0… source rows x0 downwards; each block's
+    // sixteen output rows are stored bottom up.
+    let readStride = clockwise ? -sourceStride : sourceStride, writeStride = clockwise ? targetStride : -targetStride
+    let readStep = clockwise ? 16 : -16
+    var tile = rows.lowerBound
+    while tile < blockRowsEnd {
+        let tileEnd = min(tile + 64, blockRowsEnd)
+        var x0 = 0
+        while x0 < blockColumnsEnd {
+            var read = clockwise ? sourceBase + (lastY - x0) * sourceStride + tile : sourceBase + x0 * sourceStride + lastX - tile - 15
+            var write = clockwise ? targetBase + tile * targetStride + x0 : targetBase + (tile + 15) * targetStride + x0
+            for _ in 0..<((tileEnd - tile) / 16) {
+                transposed16(from: read, stride: readStride, to: write, stride: writeStride)
+                read += readStep
+                write += 16 * targetStride
             }
-            y0 += 32
+            x0 += 16
         }
-        while y0 < blockRowsEnd {
-            let sx = clockwise ? y0 : lastX - y0 - 7
-            let block = rowsStart + sx
-            var r = blockRows(block, stride: stride, as: UInt64.self)
-            transposeBytes(&r)
-            store(r.0, column: sx, x0: x0)
-            store(r.1, column: sx + 1, x0: x0)
-            store(r.2, column: sx + 2, x0: x0)
-            store(r.3, column: sx + 3, x0: x0)
-            store(r.4, column: sx + 4, x0: x0)
-            store(r.5, column: sx + 5, x0: x0)
-            store(r.6, column: sx + 6, x0: x0)
-            store(r.7, column: sx + 7, x0: x0)
-            y0 += 8
-        }
-        x0 += 8
+        tile = tileEnd
     }
     let turns = clockwise ? 1 : 3
     if blockColumnsEnd < target.width {
@@ -276,56 +251,67 @@ private func quarterTurnBytes(_ source: Plane, into target: Plane, clockwise: Bo
     }
 }
 
-/// Eight rows of 8×8 byte blocks, one 64-bit word per block and row: `UInt64` for one block, `SIMD4<UInt64>` for four
-/// side by side.
-private protocol ByteBlockRow: BitwiseCopyable {
-    /// Exchanges the bytes of `a` at the positions `mask` leaves out with the bytes of `b` `shift` bits lower: one
-    /// round of an 8×8 byte transpose.
-    static func swapBlocks(_ a: inout Self, _ b: inout Self, shift: UInt64, mask: UInt64)
-}
-
-extension UInt64: ByteBlockRow {
-    @inline(__always) fileprivate static func swapBlocks(_ a: inout UInt64, _ b: inout UInt64, shift: UInt64, mask: UInt64) {
-        let t = ((a >> shift) ^ b) & mask
-        b ^= t
-        a ^= t << shift
-    }
-}
-
-extension SIMD4: ByteBlockRow where Scalar == UInt64 {
-    @inline(__always) fileprivate static func swapBlocks(_ a: inout Self, _ b: inout Self, shift: UInt64, mask: UInt64) {
-        let t = ((a &>> shift) ^ b) & mask
-        b ^= t
-        a ^= t &<< shift
-    }
-}
-
-/// Rows 0…7 (`stride` bytes apart) of the block(s) at `block`.
+/// Stores the transpose of the 16×16 byte block whose rows start at `source` (`sourceStride` bytes apart, either way):
+/// row j of the output, at `target` + j·`targetStride`, is byte j of each source row in order. Four rounds of
+/// interleaving pairs of rows (bytes, then 16-, 32- and 64-bit lanes), written as lane selections with constant
+/// indices so that each is one `punpckl`/`punpckh` instruction: 64 of them per 256 bytes.
 @inline(__always)
-private func blockRows<Row: ByteBlockRow>(_ block: UnsafeRawPointer, stride: Int, as: Row.Type)
-    -> (Row, Row, Row, Row, Row, Row, Row, Row) {
-    (block.loadUnaligned(as: Row.self), block.loadUnaligned(fromByteOffset: stride, as: Row.self),
-     block.loadUnaligned(fromByteOffset: 2 * stride, as: Row.self), block.loadUnaligned(fromByteOffset: 3 * stride, as: Row.self),
-     block.loadUnaligned(fromByteOffset: 4 * stride, as: Row.self), block.loadUnaligned(fromByteOffset: 5 * stride, as: Row.self),
-     block.loadUnaligned(fromByteOffset: 6 * stride, as: Row.self), block.loadUnaligned(fromByteOffset: 7 * stride, as: Row.self))
+private func transposed16(from source: UnsafePointer<UInt8>, stride sourceStride: Int, to target: UnsafeMutablePointer<UInt8>,
+                          stride targetStride: Int) {
+    @inline(__always) func row(_ i: Int) -> SIMD16<UInt8> { UnsafeRawPointer(source + i * sourceStride).loadUnaligned(as: SIMD16<UInt8>.self) }
+    @inline(__always) func store(_ i: Int, _ v: SIMD16<UInt8>) {
+        UnsafeMutableRawPointer(target + i * targetStride).storeBytes(of: v, as: SIMD16<UInt8>.self)
+    }
+    let a = (row(0), row(1), row(2), row(3), row(4), row(5), row(6), row(7),
+             row(8), row(9), row(10), row(11), row(12), row(13), row(14), row(15))
+    // Bytes of rows 2i and 2i + 1 interleaved.
+    let b = (zip8(a.0, a.1, high: false), zip8(a.0, a.1, high: true), zip8(a.2, a.3, high: false), zip8(a.2, a.3, high: true),
+             zip8(a.4, a.5, high: false), zip8(a.4, a.5, high: true), zip8(a.6, a.7, high: false), zip8(a.6, a.7, high: true),
+             zip8(a.8, a.9, high: false), zip8(a.8, a.9, high: true), zip8(a.10, a.11, high: false), zip8(a.10, a.11, high: true),
+             zip8(a.12, a.13, high: false), zip8(a.12, a.13, high: true), zip8(a.14, a.15, high: false), zip8(a.14, a.15, high: true))
+    // Byte pairs of four rows interleaved.
+    let c = (zip16(b.0, b.2, high: false), zip16(b.0, b.2, high: true), zip16(b.1, b.3, high: false), zip16(b.1, b.3, high: true),
+             zip16(b.4, b.6, high: false), zip16(b.4, b.6, high: true), zip16(b.5, b.7, high: false), zip16(b.5, b.7, high: true),
+             zip16(b.8, b.10, high: false), zip16(b.8, b.10, high: true), zip16(b.9, b.11, high: false), zip16(b.9, b.11, high: true),
+             zip16(b.12, b.14, high: false), zip16(b.12, b.14, high: true), zip16(b.13, b.15, high: false), zip16(b.13, b.15, high: true))
+    // Four-byte groups of eight rows interleaved: each half of d_i holds one column of eight rows.
+    let d = (zip32(c.0, c.4, high: false), zip32(c.0, c.4, high: true), zip32(c.1, c.5, high: false), zip32(c.1, c.5, high: true),
+             zip32(c.2, c.6, high: false), zip32(c.2, c.6, high: true), zip32(c.3, c.7, high: false), zip32(c.3, c.7, high: true),
+             zip32(c.8, c.12, high: false), zip32(c.8, c.12, high: true), zip32(c.9, c.13, high: false), zip32(c.9, c.13, high: true),
+             zip32(c.10, c.14, high: false), zip32(c.10, c.14, high: true), zip32(c.11, c.15, high: false), zip32(c.11, c.15, high: true))
+    store(0, zip64(d.0, d.8, high: false)); store(1, zip64(d.0, d.8, high: true))
+    store(2, zip64(d.1, d.9, high: false)); store(3, zip64(d.1, d.9, high: true))
+    store(4, zip64(d.2, d.10, high: false)); store(5, zip64(d.2, d.10, high: true))
+    store(6, zip64(d.3, d.11, high: false)); store(7, zip64(d.3, d.11, high: true))
+    store(8, zip64(d.4, d.12, high: false)); store(9, zip64(d.4, d.12, high: true))
+    store(10, zip64(d.5, d.13, high: false)); store(11, zip64(d.5, d.13, high: true))
+    store(12, zip64(d.6, d.14, high: false)); store(13, zip64(d.6, d.14, high: true))
+    store(14, zip64(d.7, d.15, high: false)); store(15, zip64(d.7, d.15, high: true))
 }
 
-/// Transposes 8×8 byte blocks in place: three rounds of masked swaps between rows 4, 2 and 1 apart. Afterwards byte j
-/// of row i is byte i of source row j.
-@inline(__always)
-private func transposeBytes<Row: ByteBlockRow>(_ r: inout (Row, Row, Row, Row, Row, Row, Row, Row)) {
-    Row.swapBlocks(&r.0, &r.4, shift: 32, mask: 0x0000_0000_FFFF_FFFF)
-    Row.swapBlocks(&r.1, &r.5, shift: 32, mask: 0x0000_0000_FFFF_FFFF)
-    Row.swapBlocks(&r.2, &r.6, shift: 32, mask: 0x0000_0000_FFFF_FFFF)
-    Row.swapBlocks(&r.3, &r.7, shift: 32, mask: 0x0000_0000_FFFF_FFFF)
-    Row.swapBlocks(&r.0, &r.2, shift: 16, mask: 0x0000_FFFF_0000_FFFF)
-    Row.swapBlocks(&r.1, &r.3, shift: 16, mask: 0x0000_FFFF_0000_FFFF)
-    Row.swapBlocks(&r.4, &r.6, shift: 16, mask: 0x0000_FFFF_0000_FFFF)
-    Row.swapBlocks(&r.5, &r.7, shift: 16, mask: 0x0000_FFFF_0000_FFFF)
-    Row.swapBlocks(&r.0, &r.1, shift: 8, mask: 0x00FF_00FF_00FF_00FF)
-    Row.swapBlocks(&r.2, &r.3, shift: 8, mask: 0x00FF_00FF_00FF_00FF)
-    Row.swapBlocks(&r.4, &r.5, shift: 8, mask: 0x00FF_00FF_00FF_00FF)
-    Row.swapBlocks(&r.6, &r.7, shift: 8, mask: 0x00FF_00FF_00FF_00FF)
+/// The bytes of the low (or high) halves of `a` and `b`, interleaved: a0 b0 a1 b1 …
+@inline(__always) private func zip8(_ a: SIMD16<UInt8>, _ b: SIMD16<UInt8>, high: Bool) -> SIMD16<UInt8> {
+    high ? SIMD16(a[8], b[8], a[9], b[9], a[10], b[10], a[11], b[11], a[12], b[12], a[13], b[13], a[14], b[14], a[15], b[15])
+         : SIMD16(a[0], b[0], a[1], b[1], a[2], b[2], a[3], b[3], a[4], b[4], a[5], b[5], a[6], b[6], a[7], b[7])
+}
+
+/// As `zip8`, on 16-bit lanes.
+@inline(__always) private func zip16(_ a: SIMD16<UInt8>, _ b: SIMD16<UInt8>, high: Bool) -> SIMD16<UInt8> {
+    let (x, y) = (unsafeBitCast(a, to: SIMD8<UInt16>.self), unsafeBitCast(b, to: SIMD8<UInt16>.self))
+    let zipped = high ? SIMD8(x[4], y[4], x[5], y[5], x[6], y[6], x[7], y[7]) : SIMD8(x[0], y[0], x[1], y[1], x[2], y[2], x[3], y[3])
+    return unsafeBitCast(zipped, to: SIMD16<UInt8>.self)
+}
+
+/// As `zip8`, on 32-bit lanes.
+@inline(__always) private func zip32(_ a: SIMD16<UInt8>, _ b: SIMD16<UInt8>, high: Bool) -> SIMD16<UInt8> {
+    let (x, y) = (unsafeBitCast(a, to: SIMD4<UInt32>.self), unsafeBitCast(b, to: SIMD4<UInt32>.self))
+    return unsafeBitCast(high ? SIMD4(x[2], y[2], x[3], y[3]) : SIMD4(x[0], y[0], x[1], y[1]), to: SIMD16<UInt8>.self)
+}
+
+/// As `zip8`, on 64-bit lanes.
+@inline(__always) private func zip64(_ a: SIMD16<UInt8>, _ b: SIMD16<UInt8>, high: Bool) -> SIMD16<UInt8> {
+    let (x, y) = (unsafeBitCast(a, to: SIMD2<UInt64>.self), unsafeBitCast(b, to: SIMD2<UInt64>.self))
+    return unsafeBitCast(high ? SIMD2(x[1], y[1]) : SIMD2(x[0], y[0]), to: SIMD16<UInt8>.self)
 }
 
 /// Output rows `rows`, columns `columns` of `source` turned clockwise `turns` quarter turns. Output pixel (x, y) reads

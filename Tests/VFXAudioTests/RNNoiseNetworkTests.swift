@@ -67,8 +67,12 @@ import Testing
                 Int8Product.unsignedInputs(layer.weights, rows: layer.rows, columns: layer.columns, input: input, into: &unsigned)
                 Int8Product.signedInputs(layer.weights, rows: layer.rows, columns: layer.columns, input: input, into: &signed)
                 #expect(unsigned == plain, "layer \(index), unsigned inputs")
-                #expect(zip(signed, plain).enumerated().allSatisfy { $0.element.0 &+ layer.offset[$0.offset] == $0.element.1 },
-                        "layer \(index), signed inputs")
+                // The signed form gives Σw·q; Σw·u = Σw·q + 127·Σw (the row sums taken here from the plain loops
+                // on inputs of 1).
+                var rowSums = [Int32](repeating: 0, count: layer.rows)
+                Int8Product.portable(layer.weights, rows: layer.rows, columns: layer.columns,
+                                     input: [UInt8](repeating: 1, count: layer.columns), into: &rowSums)
+                #expect(zip(zip(signed, rowSums), plain).allSatisfy { $0.0 &+ 127 &* $0.1 == $1 }, "layer \(index), signed inputs")
                 #endif
                 // The plain loops against the sum written out: row r, column c at block (r/8, c/4), place (r%8, c%4).
                 let blocks = layer.columns / 4

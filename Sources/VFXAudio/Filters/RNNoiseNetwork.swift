@@ -134,7 +134,8 @@ struct RNNoiseModel: @unchecked Sendable {
         let columns: Int
     }
 
-    /// An 8-bit layer in 8 × 4 blocks, with its per-row scale, its unsigned-form bias and the 127·Σw offsets.
+    /// An 8-bit layer in 8 × 4 blocks, with its per-row scale, its unsigned-form bias, and the 127·Σw offsets
+    /// (filled only for a layer that needs the signed-input kernel, zero otherwise).
     struct QuantizedLayer {
         let weights: UnsafePointer<Int8>
         let scale: UnsafePointer<Float>
@@ -191,19 +192,23 @@ struct RNNoiseModel: @unchecked Sendable {
                 return nil
             }
             let weights = array.data.assumingMemoryBound(to: Int8.self)
-            // Σw per row, from the 8 × 4 blocks (a row's four weights of a block are consecutive).
-            cursor.initialize(repeating: 0, count: rows)
-            var fits = true
+            // Same-signed pairs exceed 129 in magnitude exactly when |w₀ + w₁| does (opposite signs stay ≤ 127).
+            var widest: Int32 = 0
             for pair in 0..<rows * columns / 2 {
-                let a = Int(weights[2 * pair]), b = Int(weights[2 * pair + 1])
-                if (a > 0) == (b > 0), a != 0, b != 0, abs(a) + abs(b) > 129 { fits = false }
+                widest = max(widest, abs(Int32(weights[2 * pair]) + Int32(weights[2 * pair + 1])))
             }
-            for group in 0..<rows / 8 {
-                for block in 0..<columns / 4 {
-                    let base = weights + (group * columns / 4 + block) * 32
-                    for row in 0..<8 {
-                        let w = base + 4 * row
-                        cursor[group * 8 + row] += 127 * (Int32(w[0]) + Int32(w[1]) + Int32(w[2]) + Int32(w[3]))
+            let fits = widest <= 129
+            // Σw per row, from the 8 × 4 blocks (a row's four weights of a block are consecutive), for the
+            // signed-input kernel only.
+            cursor.initialize(repeating: 0, count: rows)
+            if !fits {
+                for group in 0..<rows / 8 {
+                    for block in 0..<columns / 4 {
+                        let base = weights + (group * columns / 4 + block) * 32
+                        for row in 0..<8 {
+                            let w = base + 4 * row
+                            cursor[group * 8 + row] += 127 * (Int32(w[0]) + Int32(w[1]) + Int32(w[2]) + Int32(w[3]))
+                        }
                     }
                 }
             }

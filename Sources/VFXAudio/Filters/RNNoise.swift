@@ -164,8 +164,8 @@ final class RNNoiseChannel {
         }()
     }
 
-    let state: OpaquePointer
     let functions: RNNoiseLibrary.FrameFunctions
+    let features: RNNoiseFeatures
     let network: RNNoiseNetwork
     private let highPassMemory = SampleStorage<Float>(count: 2)
     private let lastGains = SampleStorage<Float>(count: RNNoiseChannel.bands)
@@ -175,8 +175,8 @@ final class RNNoiseChannel {
     private let delayedEnergies = SampleStorage<Float>(count: 3 * RNNoiseChannel.bands)
 
     init(state: OpaquePointer, functions: RNNoiseLibrary.FrameFunctions, model: RNNoiseModel) {
-        self.state = state
         self.functions = functions
+        features = RNNoiseFeatures(state: state, functions: functions)
         network = RNNoiseNetwork(model: model)
     }
 
@@ -187,9 +187,10 @@ final class RNNoiseChannel {
         let ex = scratch.energies.pointer, ep = ex + bands, exp = ex + 2 * bands
         let coefficients = scratch.highPassCoefficients.pointer
         functions.biquad(x, highPassMemory.pointer, input, coefficients, coefficients + 2, Int32(Self.frame))
-        let silence = functions.features(state, spectrum, pitch, ex, ep, exp, scratch.features.pointer, x)
+        let silent = features.compute(spectrum: spectrum, pitchSpectrum: pitch, energies: ex, pitchEnergies: ep, correlation: exp,
+                                      features: scratch.features.pointer, input: x)
         let delayedX = delayedSpectrum.pointer, delayedEx = delayedEnergies.pointer
-        if silence == 0 {
+        if !silent {
             let g = scratch.gains.pointer
             network.run(features: scratch.features.pointer, gains: g)
             functions.pitchFilter(delayedX, delayedPitchSpectrum.pointer, delayedEx, delayedEx + bands, delayedEx + 2 * bands, g)
@@ -276,16 +277,25 @@ struct RNNoiseLibrary: Sendable {
         // Sendable: C function pointers and pointers to the loaded library's constant tables, never written.
         typealias Biquad = @convention(c) (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>, UnsafePointer<Float>,
                                            UnsafePointer<Float>, UnsafePointer<Float>, Int32) -> Void
-        typealias Features = @convention(c) (OpaquePointer, UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>,
-                                             UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>,
-                                             UnsafeMutablePointer<Float>, UnsafePointer<Float>) -> Int32
+        typealias FrameAnalysis = @convention(c) (OpaquePointer, UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>,
+                                                  UnsafePointer<Float>) -> Void
+        typealias PitchDownsample = @convention(c) (UnsafeMutablePointer<UnsafeMutablePointer<Float>?>, UnsafeMutablePointer<Float>,
+                                                    Int32, Int32) -> Void
+        typealias RemoveDoubling = @convention(c) (UnsafeMutablePointer<Float>, Int32, Int32, Int32, UnsafeMutablePointer<Int32>,
+                                                   Int32, Float) -> Float
         typealias PitchFilter = @convention(c) (UnsafeMutablePointer<Float>, UnsafePointer<Float>, UnsafePointer<Float>,
                                                 UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Float>) -> Void
         typealias FFT = @convention(c) (UnsafeRawPointer, UnsafePointer<Float>, UnsafeMutablePointer<Float>) -> Void
         /// `rnn_biquad(y, mem, x, b, a, n)`: the input high-pass.
         let biquad: Biquad
-        /// `rnn_compute_frame_features(state, X, P, Ex, Ep, Exp, features, x)`: 1 for a silent frame.
-        let features: Features
+        /// `rnn_frame_analysis(state, X, Ex, x)`: the window over the last 960 samples (the state keeps the
+        /// previous 480), the spectrum X and its band energies.
+        let frameAnalysis: FrameAnalysis
+        /// `rnn_pitch_downsample(&buffer, low, 1728, 1)`: the pitch buffer low-passed, halved and whitened.
+        let pitchDownsample: PitchDownsample
+        /// `rnn_remove_doubling(low, 768, 60, 960, &period, lastPeriod, lastGain)`: the period checked against
+        /// its fractions, and the pitch gain.
+        let removeDoubling: RemoveDoubling
         /// `rnn_pitch_filter(X, P, Ex, Ep, Exp, g)`: the comb filter at the pitch, in the spectrum.
         let pitchFilter: PitchFilter
         /// `rnn_fft_c(state, in, out)` with `rnn_kfft`: the 960-point complex FFT (scaled by 1/960).
@@ -295,14 +305,21 @@ struct RNNoiseLibrary: Sendable {
         let window: UnsafePointer<Float>
         /// `eband20ms`: the 34 band edges in bins.
         let bandEdges: UnsafePointer<Int32>
+        /// `rnn_dct_table`: the 32 × 32 DCT-II basis.
+        let dctTable: UnsafePointer<Float>
 
         init?(library handle: UnsafeMutableRawPointer) {
-            guard let biquad = dlsym(handle, "rnn_biquad"), let features = dlsym(handle, "rnn_compute_frame_features"),
+            guard let biquad = dlsym(handle, "rnn_biquad"), let analysis = dlsym(handle, "rnn_frame_analysis"),
+                  let downsample = dlsym(handle, "rnn_pitch_downsample"), let doubling = dlsym(handle, "rnn_remove_doubling"),
+                  let dct = dlsym(handle, "rnn_dct_table"),
                   let pitchFilter = dlsym(handle, "rnn_pitch_filter"), let fft = dlsym(handle, "rnn_fft_c"),
                   let fftState = dlsym(handle, "rnn_kfft"), let window = dlsym(handle, "rnn_half_window"),
                   let edges = dlsym(handle, "eband20ms") else { return nil }
             self.biquad = unsafeBitCast(biquad, to: Biquad.self)
-            self.features = unsafeBitCast(features, to: Features.self)
+            frameAnalysis = unsafeBitCast(analysis, to: FrameAnalysis.self)
+            pitchDownsample = unsafeBitCast(downsample, to: PitchDownsample.self)
+            removeDoubling = unsafeBitCast(doubling, to: RemoveDoubling.self)
+            dctTable = UnsafeRawPointer(dct).assumingMemoryBound(to: Float.self)
             self.pitchFilter = unsafeBitCast(pitchFilter, to: PitchFilter.self)
             self.fft = unsafeBitCast(fft, to: FFT.self)
             self.fftState = UnsafeRawPointer(fftState)

@@ -1,0 +1,250 @@
+import Foundation
+
+/// The 65 features RNNoise's network reads each 10 ms frame, computed as the library's
+/// `rnn_compute_frame_features` does, with its pitch search in VideoFX's SIMD code.
+///
+/// Per frame: the windowed spectrum X of the last 960 samples and its 32 band energies (the library's
+/// `rnn_frame_analysis`); the pitch period: the pitch buffer (the last 1728 samples) low-passed and halved
+/// (`rnn_pitch_downsample`), a coarse search by cross-correlation at a quarter of the rate, a fine one at
+/// half the rate around the two best coarse periods (here), then the check against period doubling
+/// (`rnn_remove_doubling`); the spectrum P of the signal one period back and its band energies; the
+/// normalized band correlations of X and P. Features: the DCT of the log band energies (floored against the
+/// loudest band and the one before), the DCT of the correlations, and the period.
+///
+/// The cross-correlations take eight periods per vector, each sum still in the library's order (one
+/// product and one addition per term, in order of time), so every feature is the library's, bit for bit.
+///
+/// ```swift
+/// let features = RNNoiseFeatures(state: state, functions: functions)
+/// let silent = features.compute(spectrum, pitchSpectrum, ex, ep, exp, output, highPassed)
+/// ```
+final class RNNoiseFeatures {
+    static let frame = 480, window = 960, bins = 481, bands = 32
+    static let minimumPeriod = 60, maximumPeriod = 768, pitchFrame = 960
+    static let bufferSize = maximumPeriod + pitchFrame   // 1728
+
+    let state: OpaquePointer
+    let functions: RNNoiseLibrary.FrameFunctions
+    private let pitchBuffer = SampleStorage<Float>(count: RNNoiseFeatures.bufferSize)
+    private let lowPassed = SampleStorage<Float>(count: RNNoiseFeatures.bufferSize / 2)
+    private let correlations = SampleStorage<Float>(count: RNNoiseFeatures.maximumPeriod / 2)
+    private let quarter = SampleStorage<Float>(count: RNNoiseFeatures.pitchFrame / 4 + (RNNoiseFeatures.pitchFrame + RNNoiseFeatures.maximumPeriod) / 4)
+    private let sums = SampleStorage<Float>(count: RNNoiseFeatures.bands + 2)
+    private let delayed = SampleStorage<Float>(count: 2 * RNNoiseFeatures.window)    // complex input of the FFT
+    private let transformed = SampleStorage<Float>(count: 2 * RNNoiseFeatures.window)
+    private let logEnergies = SampleStorage<Float>(count: RNNoiseFeatures.bands)
+    private let bufferPointer = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: 1)
+    private var lastPeriod: Int32 = 0
+    private var lastGain: Float = 0
+
+    init(state: OpaquePointer, functions: RNNoiseLibrary.FrameFunctions) {
+        self.state = state
+        self.functions = functions
+        bufferPointer.initialize(to: pitchBuffer.pointer)
+    }
+
+    deinit { bufferPointer.deallocate() }
+
+    /// Fills X, P (481 complex bins each, interleaved), Ex, Ep, Exp (32 each) and the 65 features from the
+    /// 480 high-passed samples `input`; true for a silent frame (features zero, the network not to run).
+    func compute(spectrum: UnsafeMutablePointer<Float>, pitchSpectrum: UnsafeMutablePointer<Float>,
+                 energies ex: UnsafeMutablePointer<Float>, pitchEnergies ep: UnsafeMutablePointer<Float>,
+                 correlation exp: UnsafeMutablePointer<Float>, features: UnsafeMutablePointer<Float>,
+                 input: UnsafePointer<Float>) -> Bool {
+        let bands = Self.bands, size = Self.bufferSize, frame = Self.frame, n = Self.window
+        functions.frameAnalysis(state, spectrum, ex, input)
+        let buffer = pitchBuffer.pointer
+        buffer.update(from: buffer + frame, count: size - frame)
+        (buffer + size - frame).update(from: input, count: frame)
+        functions.pitchDownsample(bufferPointer, lowPassed.pointer, Int32(size), 1)
+        var period = Int32(Self.maximumPeriod - search())
+        let gain = functions.removeDoubling(lowPassed.pointer, Int32(Self.maximumPeriod), Int32(Self.minimumPeriod),
+                                            Int32(Self.pitchFrame), &period, lastPeriod, lastGain)
+        lastPeriod = period
+        lastGain = gain
+        // P: the spectrum of the window one period back.
+        let complex = delayed.pointer, window = functions.window
+        let start = buffer + size - n - Int(period)
+        for index in 0..<n {
+            complex[2 * index] = start[index]
+            complex[2 * index + 1] = 0
+        }
+        for index in 0..<frame {
+            complex[2 * index] *= window[index]
+            complex[2 * (n - 1 - index)] *= window[index]
+        }
+        functions.fft(functions.fftState, complex, transformed.pointer)
+        pitchSpectrum.update(from: transformed.pointer, count: 2 * Self.bins)
+        bandSums(pitchSpectrum, pitchSpectrum, into: ep)
+        bandSums(spectrum, pitchSpectrum, into: exp)
+        for band in 0..<bands {
+            exp[band] = Float(Double(exp[band]) / (0.001 + Double(ex[band] * ep[band])).squareRoot())
+        }
+        dct(exp, into: features + bands)
+        features[2 * bands] = Float(0.01 * Double(period - 300))
+        // Log energies, floored 7 decades under the loudest band so far and 1.5 under the one before.
+        let ly = logEnergies.pointer
+        var loudest: Float = -2, follow: Float = -2, total: Float = 0
+        for band in 0..<bands {
+            let value = Double(Float(log10(0.01 + Double(ex[band]))))
+            let inner = Double(follow) - 1.5 > value ? Double(follow) - 1.5 : value
+            let floor = Double(loudest - 7)
+            ly[band] = Float(floor > inner ? floor : inner)
+            loudest = loudest > ly[band] ? loudest : ly[band]
+            follow = Float(Double(follow) - 1.5 > Double(ly[band]) ? Double(follow) - 1.5 : Double(ly[band]))
+            total += ex[band]
+        }
+        if Double(total) < 0.04 {
+            features.update(repeating: 0, count: RNNoiseModel.features)
+            return true
+        }
+        dct(ly, into: features)
+        features[0] -= 12
+        features[1] -= 4
+        return false
+    }
+
+    /// The pitch search on the low-passed, halved buffer: the lag (0…587 at the halved rate, in samples of
+    /// the full rate after doubling) of the best correlation of the last 480 halved samples with the
+    /// buffer, as the library's `rnn_pitch_search(buffer + 384, buffer, 960, 588, &pitch)`.
+    private func search() -> Int {
+        let length = Self.pitchFrame, lags = Self.maximumPeriod - 3 * Self.minimumPeriod   // 960, 588
+        let y = lowPassed.pointer, x = y + Self.maximumPeriod / 2
+        let q = quarter.pointer, xcorr = correlations.pointer
+        // Coarse: a quarter of the rate (x: 240 samples at q[0...], y: 387 samples after them).
+        let shortX = length >> 2, shortY = (length + lags) >> 2
+        let yq = q + shortX
+        for j in 0..<shortX { q[j] = x[2 * j] }
+        for j in 0..<shortY { yq[j] = y[2 * j] }
+        Self.correlate(q, yq, length: shortX, lags: lags >> 2, into: xcorr)
+        var best = Self.bestPitch(xcorr, yq, length: shortX, lags: lags >> 2)
+        // Fine: half the rate, within two lags of twice each coarse best.
+        let half = lags >> 1, fineLength = length >> 1
+        xcorr.update(repeating: 0, count: half)
+        for candidate in 0..<2 {
+            let candidate = candidate == 0 ? best.0 : best.1
+            let first = max(0, min(2 * candidate - 2, half - 8))
+            var sums = SIMD8<Float>()
+            for j in 0..<fineLength {
+                let ys = UnsafeRawPointer(y + first + j).loadUnaligned(as: SIMD8<Float>.self)
+                sums = sums + SIMD8(repeating: x[j]) * ys
+            }
+            for lane in 0..<8 where abs(first + lane - 2 * candidate) <= 2 {
+                xcorr[first + lane] = -1 > sums[lane] ? -1 : sums[lane]
+            }
+        }
+        best = Self.bestPitch(xcorr, y, length: fineLength, lags: half)
+        // Pseudo-interpolation by the neighbours' correlations.
+        var offset = 0
+        if best.0 > 0 && best.0 < half - 1 {
+            let a = xcorr[best.0 - 1], b = xcorr[best.0], c = xcorr[best.0 + 1]
+            if c - a > 0.7 * (b - a) {
+                offset = 1
+            } else if a - c > 0.7 * (b - c) {
+                offset = -1
+            }
+        }
+        return 2 * best.0 - offset
+    }
+
+    /// `out[lag] = Σ_j x[j]·y[lag + j]` for lag in 0..<lags, each sum in order of j, 32 then 8 lags at a time
+    /// (independent sums per lane), the last few one by one.
+    static func correlate(_ x: UnsafePointer<Float>, _ y: UnsafePointer<Float>, length: Int, lags: Int,
+                          into out: UnsafeMutablePointer<Float>) {
+        var lag = 0
+        @inline(__always) func load(_ offset: Int) -> SIMD8<Float> {
+            UnsafeRawPointer(y + offset).loadUnaligned(as: SIMD8<Float>.self)
+        }
+        while lag + 32 <= lags {
+            var a = SIMD8<Float>(), b = SIMD8<Float>(), c = SIMD8<Float>(), d = SIMD8<Float>()
+            for j in 0..<length {
+                let v = SIMD8(repeating: x[j])
+                a = a + v * load(lag + j)
+                b = b + v * load(lag + 8 + j)
+                c = c + v * load(lag + 16 + j)
+                d = d + v * load(lag + 24 + j)
+            }
+            let target = UnsafeMutableRawPointer(out + lag)
+            target.storeBytes(of: a, as: SIMD8<Float>.self)
+            target.storeBytes(of: b, toByteOffset: 32, as: SIMD8<Float>.self)
+            target.storeBytes(of: c, toByteOffset: 64, as: SIMD8<Float>.self)
+            target.storeBytes(of: d, toByteOffset: 96, as: SIMD8<Float>.self)
+            lag += 32
+        }
+        while lag + 8 <= lags {
+            var a = SIMD8<Float>()
+            for j in 0..<length { a = a + SIMD8(repeating: x[j]) * load(lag + j) }
+            UnsafeMutableRawPointer(out + lag).storeBytes(of: a, as: SIMD8<Float>.self)
+            lag += 8
+        }
+        while lag < lags {
+            var sum: Float = 0
+            for j in 0..<length { sum = sum + x[j] * y[lag + j] }
+            out[lag] = sum
+            lag += 1
+        }
+    }
+
+    /// The two lags with the highest normalized correlation xcorr² / Σy² (positive correlations only), as
+    /// the library's `find_best_pitch`.
+    static func bestPitch(_ xcorr: UnsafePointer<Float>, _ y: UnsafePointer<Float>, length: Int, lags: Int) -> (Int, Int) {
+        var energy: Float = 1
+        for j in 0..<length { energy = energy + y[j] * y[j] }
+        var bestNumerator: (Float, Float) = (-1, -1), bestDenominator: (Float, Float) = (0, 0), best = (0, 1)
+        for lag in 0..<lags {
+            if xcorr[lag] > 0 {
+                let scaled = xcorr[lag] * 1e-12
+                let numerator = scaled * scaled
+                if numerator * bestDenominator.1 > bestNumerator.1 * energy {
+                    if numerator * bestDenominator.0 > bestNumerator.0 * energy {
+                        bestNumerator.1 = bestNumerator.0
+                        bestDenominator.1 = bestDenominator.0
+                        best.1 = best.0
+                        bestNumerator.0 = numerator
+                        bestDenominator.0 = energy
+                        best.0 = lag
+                    } else {
+                        bestNumerator.1 = numerator
+                        bestDenominator.1 = energy
+                        best.1 = lag
+                    }
+                }
+            }
+            energy += y[lag + length] * y[lag + length] - y[lag] * y[lag]
+            energy = 1 > energy ? 1 : energy
+        }
+        return best
+    }
+
+    /// Band sums of Re(a·conj(b)) with triangular weights between band edges (energies when a = b), the
+    /// first and last bands folded in by 2/3 as the library does.
+    private func bandSums(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, into result: UnsafeMutablePointer<Float>) {
+        let edges = functions.bandEdges, bands = Self.bands
+        let sum = sums.pointer
+        sum.update(repeating: 0, count: bands + 2)
+        for band in 0...bands {
+            let start = Int(edges[band]), size = Int(edges[band + 1]) - start
+            for offset in 0..<size {
+                let fraction = Float(offset) / Float(size)
+                let bin = start + offset
+                var value = a[2 * bin] * b[2 * bin]
+                value += a[2 * bin + 1] * b[2 * bin + 1]
+                sum[band] += (1 - fraction) * value
+                sum[band + 1] += fraction * value
+            }
+        }
+        sum[1] = (sum[0] + sum[1]) * 2 / 3
+        sum[bands] = (sum[bands] + sum[bands + 1]) * 2 / 3
+        for band in 0..<bands { result[band] = sum[band + 1] }
+    }
+
+    /// The library's DCT of 32 values (its table, summed in order, scaled by √(2/22)).
+    private func dct(_ input: UnsafePointer<Float>, into output: UnsafeMutablePointer<Float>) {
+        let table = functions.dctTable, bands = Self.bands
+        for k in 0..<bands {
+            var sum: Float = 0
+            for j in 0..<bands { sum += input[j] * table[j * bands + k] }
+            output[k] = Float(Double(sum) * (2.0 / 22).squareRoot())
+        }
+    }
+}

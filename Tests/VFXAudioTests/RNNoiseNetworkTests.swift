@@ -1,18 +1,71 @@
 import Foundation
 import Testing
 @testable import VFXAudio
+import VFXTestSupport
 
 /// VideoFX's run of RNNoise's network (`RNNoiseNetwork`, the `.videoFX` runner of `RNNoiseSuppressor`)
 /// against the library's own `rnnoise_process_frame` on the same weights, and the 8-bit kernel against
 /// plain integer loops.
 @Suite struct RNNoiseNetworkTests {
+    /// The network alone against the library's own `compute_rnn` (exported; run on a library state made
+    /// with the 8-bit model, so it takes its 8-bit path), fed the same features: those of LibriVox speech
+    /// mixed with the recorded noise at 5 dB SNR, frame after frame (the GRU states carried along on both
+    /// sides). The 32 band gains are equal on x86-64 release builds (the same arithmetic, operation for
+    /// operation; tolerance 0); elsewhere the activations divide exactly and the tolerance is 0.01.
+    @Test func gainsAreTheLibrarys() throws {
+        let library = try #require(RNNoiseLibrary.shared, "librnnoise.so (scripts/setup.sh)")
+        let (functions, model) = try #require(library.frame)
+        let path = TestMedia.root.appendingPathComponent(".build/rnnoise/librnnoise.so").path
+        let handle = try #require(dlopen(path, RTLD_NOW | RTLD_LOCAL), "\(path)")
+        defer { dlclose(handle) }
+        typealias ComputeRNN = @convention(c) (OpaquePointer, UnsafeMutableRawPointer, UnsafeMutablePointer<Float>,
+                                               UnsafeMutablePointer<Float>, UnsafePointer<Float>, Int32) -> Void
+        let computeRNN = unsafeBitCast(try #require(dlsym(handle, "compute_rnn")), to: ComputeRNN.self)
+        // The library's state begins with its model; its network state: conv1 (130), conv2 (256), 3 × 384.
+        let state = try #require(library.create(library.quantized?.model))
+        defer { library.destroy(state) }
+        let networkState = UnsafeMutableRawPointer.allocate(byteCount: 4 * (130 + 256 + 3 * 384), alignment: 16)
+        networkState.initializeMemory(as: Float.self, repeating: 0, count: 130 + 256 + 3 * 384)
+        defer { networkState.deallocate() }
+
+        let speech = try AudioFixtures.speech(utterances: 2)
+        let recorded = try AudioFixtures.read(AudioFixtures.recordedNoise, rate: 48_000)[0]
+        let mixed = AudioFixtures.mix(speech, recorded, snr: 5).mixture.map { $0 * 32768 }
+        let features = RNNoiseFeatures(functions: functions)
+        let network = RNNoiseNetwork(model: model)
+        var spectrum = [Float](repeating: 0, count: 962), pitch = spectrum
+        var energies = [Float](repeating: 0, count: 96), values = [Float](repeating: 0, count: 65)
+        var ours = [Float](repeating: 0, count: 32), theirs = ours, vad: Float = 0
+        var frames = 0, worst: Float = 0
+        for start in stride(from: 0, to: mixed.count - 480, by: 480) {
+            let silent = mixed.withUnsafeBufferPointer { samples in
+                energies.withUnsafeMutableBufferPointer { e in
+                    features.compute(spectrum: &spectrum, pitchSpectrum: &pitch, energies: e.baseAddress!,
+                                     pitchEnergies: e.baseAddress! + 32, correlation: e.baseAddress! + 64, features: &values,
+                                     input: samples.baseAddress! + start)
+                }
+            }
+            if silent { continue }
+            network.run(features: values, gains: &ours)
+            computeRNN(state, networkState, &theirs, &vad, values, 0)
+            worst = max(worst, zip(ours, theirs).map { abs($0 - $1) }.max() ?? 0)
+            frames += 1
+        }
+        #expect(frames > 300, "\(frames) frames with speech or noise")
+        #if arch(x86_64) && VFX_HASWELL
+        #expect(worst == 0, "largest gain difference \(worst)")
+        #else
+        #expect(worst <= 0.01, "largest gain difference \(worst)")
+        #endif
+    }
+
     /// The whole frame (features, network, gains, synthesis) on LibriVox speech mixed with white and with
-    /// the recorded ALSA noise at 0 and 5 dB SNR, at level 60 (the dry mix is below the 16-bit floor):
-    /// the output is the library's own. On x86-64 release builds the arithmetic is the library's to the
-    /// operation (the same rounding of the inputs, exact integer sums, the same reciprocal estimate in the
-    /// activations), so the samples are expected equal: the test allows a difference 120 dB under the
-    /// output (far below 16-bit quantization). Elsewhere the activations divide exactly (a relative change
-    /// of about 1e-4 against the estimate) and the tolerance is 40 dB under the output.
+    /// the recorded ALSA noise at 0 and 5 dB SNR, at level 60 (the dry mix is below the 16-bit floor),
+    /// against the library's `rnnoise_process_frame`. The network's gains are the library's for the same
+    /// features (above), but the spectra come from VideoFX's FFT, whose rounding differs from the library's
+    /// (about 1e-7 of the values); through the 8-bit quantization of the network's inputs and its recurrent
+    /// states that grows to a difference 51–65 dB under the output (measured on x86-64). The test allows
+    /// 45 dB under the output there and 35 dB elsewhere (exact division in the activations; not measured).
     @Test(arguments: [0.0, 5.0])
     func outputIsTheLibrarys(snr: Double) throws {
         let library = try #require(RNNoiseLibrary.shared, "librnnoise.so (scripts/setup.sh)")
@@ -30,15 +83,44 @@ import Testing
             let difference = zip(ours, reference).map { $0 - $1 }
             let ratio = AudioFixtures.decibels(max(AudioFixtures.power(difference), 1e-30) / AudioFixtures.power(reference))
             #if arch(x86_64) && VFX_HASWELL
-            let tolerance = -120.0
+            let tolerance = -45.0
             #else
-            let tolerance = -40.0
+            let tolerance = -35.0
             #endif
             #expect(ratio <= tolerance, "\(name) at \(snr) dB: the output differs from the library's by \(ratio) dB")
             // The output is not the input: the network's gains were applied.
             let untouched = AudioFixtures.decibels(AudioFixtures.power(ours) / AudioFixtures.power(mixed))
             #expect(untouched < -1, "\(name): output level \(untouched) dB against the input")
         }
+    }
+
+    /// `RealFFT960` against the DFT written out in double precision, on random samples: forward (scaled by
+    /// 1/960, bins 0…480) within 2e-6 of the largest bin, and inverse(forward(x)) = x/960·960 within 1e-5
+    /// of the largest sample (single-precision rounding through about ten passes).
+    @Test func fftMatchesTheDFT() {
+        let fft = RealFFT960()
+        var generator = SystemRandomNumberGenerator()
+        let samples = (0..<960).map { _ in Float.random(in: -1...1, using: &generator) }
+        var spectrum = [Float](repeating: 0, count: 962)
+        fft.forward(samples, into: &spectrum)
+        var worst = 0.0, largest = 0.0
+        for k in 0...480 {
+            var re = 0.0, im = 0.0
+            for n in 0..<960 {
+                let angle = -2 * Double.pi * Double(k * n % 960) / 960
+                re += Double(samples[n]) * cos(angle)
+                im += Double(samples[n]) * sin(angle)
+            }
+            re /= 960
+            im /= 960
+            worst = max(worst, abs(re - Double(spectrum[2 * k])), abs(im - Double(spectrum[2 * k + 1])))
+            largest = max(largest, abs(re), abs(im))
+        }
+        #expect(worst <= 2e-6 * largest, "forward: \(worst) against \(largest)")
+        var back = [Float](repeating: 0, count: 960)
+        fft.inverse(spectrum, into: &back)
+        let error = zip(back, samples).map { Double(abs($0 - $1)) }.max() ?? 1
+        #expect(error <= 1e-5, "inverse: \(error)")
     }
 
     /// The 8-bit products of every layer of the library's model, on random inputs 0…254 (q + 127) and on the

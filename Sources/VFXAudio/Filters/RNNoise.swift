@@ -150,8 +150,6 @@ final class RNNoiseChannel {
         let features = SampleStorage<Float>(count: RNNoiseModel.features)
         let gains = SampleStorage<Float>(count: RNNoiseChannel.bands)
         let binGains = SampleStorage<Float>(count: RNNoiseChannel.bins)
-        let fftInput = SampleStorage<Float>(count: 2 * RNNoiseChannel.window)
-        let fftOutput = SampleStorage<Float>(count: 2 * RNNoiseChannel.window)
         let time = SampleStorage<Float>(count: RNNoiseChannel.window)
         /// The library's high-pass: b = (−2, 1), a = (−1.99599, 0.996).
         let highPassCoefficients: SampleStorage<Float> = {
@@ -176,7 +174,7 @@ final class RNNoiseChannel {
 
     init(state: OpaquePointer, functions: RNNoiseLibrary.FrameFunctions, model: RNNoiseModel) {
         self.functions = functions
-        features = RNNoiseFeatures(state: state, functions: functions)
+        features = RNNoiseFeatures(functions: functions)
         network = RNNoiseNetwork(model: model)
     }
 
@@ -230,19 +228,11 @@ final class RNNoiseChannel {
         (binGains + top).update(repeating: 0, count: Self.bins - top)
     }
 
-    /// The inverse FFT of the Hermitian spectrum (the library's FFT on the mirrored bins, read backwards),
-    /// the synthesis window, and overlap-add with the previous frame's second half.
+    /// The inverse FFT of the Hermitian spectrum, the synthesis window, and overlap-add with the previous
+    /// frame's second half.
     private func synthesize(_ spectrum: UnsafePointer<Float>, into output: UnsafeMutablePointer<Float>, scratch: Scratch) {
-        let n = Self.window, bins = Self.bins
-        let input = scratch.fftInput.pointer, result = scratch.fftOutput.pointer, time = scratch.time.pointer
-        input.update(from: spectrum, count: 2 * bins)
-        for index in bins..<n {
-            input[2 * index] = input[2 * (n - index)]
-            input[2 * index + 1] = -input[2 * (n - index) + 1]
-        }
-        functions.fft(functions.fftState, input, result)
-        time[0] = Float(n) * result[0]
-        for index in 1..<n { time[index] = Float(n) * result[2 * (n - index)] }
+        let n = Self.window, time = scratch.time.pointer
+        features.fft.inverse(spectrum, into: time)
         let window = functions.window
         for index in 0..<Self.frame {
             time[index] *= window[index]
@@ -277,20 +267,14 @@ struct RNNoiseLibrary: Sendable {
         // Sendable: C function pointers and pointers to the loaded library's constant tables, never written.
         typealias Biquad = @convention(c) (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>, UnsafePointer<Float>,
                                            UnsafePointer<Float>, UnsafePointer<Float>, Int32) -> Void
-        typealias FrameAnalysis = @convention(c) (OpaquePointer, UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>,
-                                                  UnsafePointer<Float>) -> Void
         typealias PitchDownsample = @convention(c) (UnsafeMutablePointer<UnsafeMutablePointer<Float>?>, UnsafeMutablePointer<Float>,
                                                     Int32, Int32) -> Void
         typealias RemoveDoubling = @convention(c) (UnsafeMutablePointer<Float>, Int32, Int32, Int32, UnsafeMutablePointer<Int32>,
                                                    Int32, Float) -> Float
         typealias PitchFilter = @convention(c) (UnsafeMutablePointer<Float>, UnsafePointer<Float>, UnsafePointer<Float>,
                                                 UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Float>) -> Void
-        typealias FFT = @convention(c) (UnsafeRawPointer, UnsafePointer<Float>, UnsafeMutablePointer<Float>) -> Void
         /// `rnn_biquad(y, mem, x, b, a, n)`: the input high-pass.
         let biquad: Biquad
-        /// `rnn_frame_analysis(state, X, Ex, x)`: the window over the last 960 samples (the state keeps the
-        /// previous 480), the spectrum X and its band energies.
-        let frameAnalysis: FrameAnalysis
         /// `rnn_pitch_downsample(&buffer, low, 1728, 1)`: the pitch buffer low-passed, halved and whitened.
         let pitchDownsample: PitchDownsample
         /// `rnn_remove_doubling(low, 768, 60, 960, &period, lastPeriod, lastGain)`: the period checked against
@@ -298,9 +282,6 @@ struct RNNoiseLibrary: Sendable {
         let removeDoubling: RemoveDoubling
         /// `rnn_pitch_filter(X, P, Ex, Ep, Exp, g)`: the comb filter at the pitch, in the spectrum.
         let pitchFilter: PitchFilter
-        /// `rnn_fft_c(state, in, out)` with `rnn_kfft`: the 960-point complex FFT (scaled by 1/960).
-        let fft: FFT
-        let fftState: UnsafeRawPointer
         /// `rnn_half_window`: the first half of the 960-point analysis and synthesis window.
         let window: UnsafePointer<Float>
         /// `eband20ms`: the 34 band edges in bins.
@@ -309,20 +290,15 @@ struct RNNoiseLibrary: Sendable {
         let dctTable: UnsafePointer<Float>
 
         init?(library handle: UnsafeMutableRawPointer) {
-            guard let biquad = dlsym(handle, "rnn_biquad"), let analysis = dlsym(handle, "rnn_frame_analysis"),
-                  let downsample = dlsym(handle, "rnn_pitch_downsample"), let doubling = dlsym(handle, "rnn_remove_doubling"),
-                  let dct = dlsym(handle, "rnn_dct_table"),
-                  let pitchFilter = dlsym(handle, "rnn_pitch_filter"), let fft = dlsym(handle, "rnn_fft_c"),
-                  let fftState = dlsym(handle, "rnn_kfft"), let window = dlsym(handle, "rnn_half_window"),
-                  let edges = dlsym(handle, "eband20ms") else { return nil }
+            guard let biquad = dlsym(handle, "rnn_biquad"), let downsample = dlsym(handle, "rnn_pitch_downsample"),
+                  let doubling = dlsym(handle, "rnn_remove_doubling"), let pitchFilter = dlsym(handle, "rnn_pitch_filter"),
+                  let window = dlsym(handle, "rnn_half_window"), let edges = dlsym(handle, "eband20ms"),
+                  let dct = dlsym(handle, "rnn_dct_table") else { return nil }
             self.biquad = unsafeBitCast(biquad, to: Biquad.self)
-            frameAnalysis = unsafeBitCast(analysis, to: FrameAnalysis.self)
             pitchDownsample = unsafeBitCast(downsample, to: PitchDownsample.self)
             removeDoubling = unsafeBitCast(doubling, to: RemoveDoubling.self)
             dctTable = UnsafeRawPointer(dct).assumingMemoryBound(to: Float.self)
             self.pitchFilter = unsafeBitCast(pitchFilter, to: PitchFilter.self)
-            self.fft = unsafeBitCast(fft, to: FFT.self)
-            self.fftState = UnsafeRawPointer(fftState)
             self.window = UnsafeRawPointer(window).assumingMemoryBound(to: Float.self)
             bandEdges = UnsafeRawPointer(edges).assumingMemoryBound(to: Int32.self)
             // RNNoise 0.2's 32 bands over the 481 bins of a 960-point FFT.

@@ -3,19 +3,20 @@ import Foundation
 /// The 65 features RNNoise's network reads each 10 ms frame, computed as the library's
 /// `rnn_compute_frame_features` does, with its pitch search in VideoFX's SIMD code.
 ///
-/// Per frame: the windowed spectrum X of the last 960 samples and its 32 band energies (the library's
-/// `rnn_frame_analysis`); the pitch period: the pitch buffer (the last 1728 samples) low-passed and halved
+/// Per frame: the windowed spectrum X of the last 960 samples and its 32 band energies; the pitch period: the pitch buffer (the last 1728 samples) low-passed and halved
 /// (`rnn_pitch_downsample`), a coarse search by cross-correlation at a quarter of the rate, a fine one at
 /// half the rate around the two best coarse periods (here), then the check against period doubling
 /// (`rnn_remove_doubling`); the spectrum P of the signal one period back and its band energies; the
 /// normalized band correlations of X and P. Features: the DCT of the log band energies (floored against the
 /// loudest band and the one before), the DCT of the correlations, and the period.
 ///
-/// The cross-correlations take eight periods per vector, each sum still in the library's order (one
-/// product and one addition per term, in order of time), so every feature is the library's, bit for bit.
+/// The cross-correlations take eight periods per vector, each sum in the library's order (one product and
+/// one addition per term, in order of time); the spectra come from `RealFFT960` instead of the library's
+/// complex 960-point FFT, so the features differ from the library's by the FFTs' rounding (about 1e-7 of
+/// the values; `RNNoiseNetworkTests`).
 ///
 /// ```swift
-/// let features = RNNoiseFeatures(state: state, functions: functions)
+/// let features = RNNoiseFeatures(functions: functions)
 /// let silent = features.compute(spectrum, pitchSpectrum, ex, ep, exp, output, highPassed)
 /// ```
 final class RNNoiseFeatures {
@@ -23,24 +24,30 @@ final class RNNoiseFeatures {
     static let minimumPeriod = 60, maximumPeriod = 768, pitchFrame = 960
     static let bufferSize = maximumPeriod + pitchFrame   // 1728
 
-    let state: OpaquePointer
     let functions: RNNoiseLibrary.FrameFunctions
     private let pitchBuffer = SampleStorage<Float>(count: RNNoiseFeatures.bufferSize)
     private let lowPassed = SampleStorage<Float>(count: RNNoiseFeatures.bufferSize / 2)
     private let correlations = SampleStorage<Float>(count: RNNoiseFeatures.maximumPeriod / 2)
     private let quarter = SampleStorage<Float>(count: RNNoiseFeatures.pitchFrame / 4 + (RNNoiseFeatures.pitchFrame + RNNoiseFeatures.maximumPeriod) / 4)
     private let sums = SampleStorage<Float>(count: RNNoiseFeatures.bands + 2)
-    private let delayed = SampleStorage<Float>(count: 2 * RNNoiseFeatures.window)    // complex input of the FFT
-    private let transformed = SampleStorage<Float>(count: 2 * RNNoiseFeatures.window)
+    /// Per bin, its place between the edges of its band: j / size, as the library computes it.
+    private let fractions = SampleStorage<Float>(count: RNNoiseFeatures.bins)
+    private let analysisMemory = SampleStorage<Float>(count: RNNoiseFeatures.frame)    // the previous 480 samples
+    private let windowed = SampleStorage<Float>(count: RNNoiseFeatures.window)
+    let fft = RealFFT960()
     private let logEnergies = SampleStorage<Float>(count: RNNoiseFeatures.bands)
     private let bufferPointer = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: 1)
     private var lastPeriod: Int32 = 0
     private var lastGain: Float = 0
 
-    init(state: OpaquePointer, functions: RNNoiseLibrary.FrameFunctions) {
-        self.state = state
+    init(functions: RNNoiseLibrary.FrameFunctions) {
         self.functions = functions
         bufferPointer.initialize(to: pitchBuffer.pointer)
+        let edges = functions.bandEdges
+        for band in 0...Self.bands {
+            let start = Int(edges[band]), size = Int(edges[band + 1]) - start
+            for offset in 0..<size { fractions[start + offset] = Float(offset) / Float(size) }
+        }
     }
 
     deinit { bufferPointer.deallocate() }
@@ -52,7 +59,14 @@ final class RNNoiseFeatures {
                  correlation exp: UnsafeMutablePointer<Float>, features: UnsafeMutablePointer<Float>,
                  input: UnsafePointer<Float>) -> Bool {
         let bands = Self.bands, size = Self.bufferSize, frame = Self.frame, n = Self.window
-        functions.frameAnalysis(state, spectrum, ex, input)
+        // X: the window over the previous frame and this one.
+        let memory = analysisMemory.pointer, samples = windowed.pointer
+        samples.update(from: memory, count: frame)
+        (samples + frame).update(from: input, count: frame)
+        memory.update(from: input, count: frame)
+        applyWindow(samples)
+        fft.forward(samples, into: spectrum)
+        bandSums(spectrum, spectrum, into: ex)
         let buffer = pitchBuffer.pointer
         buffer.update(from: buffer + frame, count: size - frame)
         (buffer + size - frame).update(from: input, count: frame)
@@ -63,18 +77,9 @@ final class RNNoiseFeatures {
         lastPeriod = period
         lastGain = gain
         // P: the spectrum of the window one period back.
-        let complex = delayed.pointer, window = functions.window
-        let start = buffer + size - n - Int(period)
-        for index in 0..<n {
-            complex[2 * index] = start[index]
-            complex[2 * index + 1] = 0
-        }
-        for index in 0..<frame {
-            complex[2 * index] *= window[index]
-            complex[2 * (n - 1 - index)] *= window[index]
-        }
-        functions.fft(functions.fftState, complex, transformed.pointer)
-        pitchSpectrum.update(from: transformed.pointer, count: 2 * Self.bins)
+        samples.update(from: buffer + size - n - Int(period), count: n)
+        applyWindow(samples)
+        fft.forward(samples, into: pitchSpectrum)
         bandSums(pitchSpectrum, pitchSpectrum, into: ep)
         bandSums(spectrum, pitchSpectrum, into: exp)
         for band in 0..<bands {
@@ -224,9 +229,8 @@ final class RNNoiseFeatures {
         sum.update(repeating: 0, count: bands + 2)
         for band in 0...bands {
             let start = Int(edges[band]), size = Int(edges[band + 1]) - start
-            for offset in 0..<size {
-                let fraction = Float(offset) / Float(size)
-                let bin = start + offset
+            for bin in start..<start + size {
+                let fraction = fractions[bin]
                 var value = a[2 * bin] * b[2 * bin]
                 value += a[2 * bin + 1] * b[2 * bin + 1]
                 sum[band] += (1 - fraction) * value
@@ -236,6 +240,15 @@ final class RNNoiseFeatures {
         sum[1] = (sum[0] + sum[1]) * 2 / 3
         sum[bands] = (sum[bands] + sum[bands + 1]) * 2 / 3
         for band in 0..<bands { result[band] = sum[band + 1] }
+    }
+
+    /// RNNoise's window (the library's half, mirrored) applied to 960 samples in place.
+    func applyWindow(_ samples: UnsafeMutablePointer<Float>) {
+        let window = functions.window, n = Self.window
+        for index in 0..<Self.frame {
+            samples[index] *= window[index]
+            samples[n - 1 - index] *= window[index]
+        }
     }
 
     /// The library's DCT of 32 values (its table, summed in order, scaled by √(2/22)).

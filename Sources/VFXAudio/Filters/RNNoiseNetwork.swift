@@ -104,9 +104,16 @@ final class RNNoiseNetwork {
     /// An 8-bit layer: quantize the input, integer sums, then `Float(sum) · scale + subias`.
     private func product(_ layer: RNNoiseModel.QuantizedLayer, input: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>) {
         let u = quantized.pointer
-        for column in 0..<layer.columns {
-            // As the library rounds: the product in single precision, the half and the floor in double.
-            u[column] = UInt8(truncatingIfNeeded: 127 + Int32((0.5 + Double(127 * input[column])).rounded(.down)))
+        // As the library rounds: q = ⌊127·x + ½⌋ with the product in single precision and the rest exact (it
+        // takes the half and the floor in double). Here ⌊f + ½⌋ = ⌊f⌋ + (f − ⌊f⌋ ≥ ½), all exact in single
+        // precision, eight inputs at a time (the layers' widths are multiples of 8).
+        let raw = UnsafeRawPointer(input)
+        for column in stride(from: 0, to: layer.columns, by: 8) {
+            let f = 127 * raw.loadUnaligned(fromByteOffset: 4 * column, as: SIMD8<Float>.self)
+            let whole = f.rounded(.down)
+            // q + 127 as a float (a small whole number, exact), converted lane by lane.
+            let q = whole + SIMD8(repeating: 127) + SIMD8(repeating: 1).replacing(with: 0, where: f - whole .< 0.5)
+            for lane in 0..<8 { u[column + lane] = UInt8(q[lane]) }
         }
         Int8Product.run(layer, input: u, into: sums.pointer)
         let s = sums.pointer

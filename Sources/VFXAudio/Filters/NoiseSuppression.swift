@@ -7,10 +7,10 @@ import VFXFilters
 /// of two engines:
 /// - `rnnoise` (default): Xiph's RNNoise, a recurrent network trained on speech and noise (BSD-3-Clause,
 ///   loaded at run time from `librnnoise.so`, see `RNNoiseSuppressor`); 48 kHz, 30 ms latency. The better
-///   quality (docs/audio.md). VideoFX runs the network itself on the library's 8-bit weights, around the
-///   library's feature extraction, with the library's output.
-/// - `rnnoise-library`: the same, run entirely by the library's `rnnoise_process_frame` (the reference:
-///   the same output, slower).
+///   quality (docs/audio.md). VideoFX runs the network on the library's 8-bit weights and most of the frame
+///   itself (≥ 100× real time on one core); the scores are the library's own run's.
+/// - `rnnoise-library`: the same network, every frame run by the library's `rnnoise_process_frame` (the
+///   reference: output within −50 dB of `rnnoise`'s, about 30× real time).
 /// - `spectral`: VideoFX's own OM-LSA suppressor with MCRA noise tracking (`SpectralNoiseSuppressor`),
 ///   any rate up to 48 kHz, 21 ms latency, ≥ 150× real time; removes less noise and keeps less speech.
 ///

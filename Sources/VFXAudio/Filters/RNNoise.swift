@@ -11,14 +11,16 @@ import Glibc
 /// `$VFX_RNNOISE_LIBRARY`, then `.build/rnnoise/librnnoise.so` under the working folder and beside the
 /// executable's build folder, then by the system's loader.
 ///
-/// By default (`runner: .videoFX`) VideoFX runs each 10 ms frame itself around the library's feature
-/// extraction: the library's high-pass, features (FFTs, pitch search, band energies) and pitch filter, then
-/// RNNoise's network on the library's own 8-bit weights in VideoFX's SIMD code (`RNNoiseNetwork`), then the
-/// band gains, their smoothing and the overlap-add synthesis (with the library's FFT and window), step for
-/// step as the library's `rnnoise_process_frame` does. The library's own build runs its network in portable
-/// SSE2 code, which takes most of its time; the output is the same (`RNNoiseNetworkTests`: equal samples
-/// on x86-64). `runner: .library(weights)` runs the library's `rnnoise_process_frame` instead (the
-/// reference in tests and benchmarks, and the path taken if a library's model has another shape).
+/// By default (`runner: .videoFX`) VideoFX runs each 10 ms frame itself, step for step as the library's
+/// `rnnoise_process_frame` does, with a few of the library's exported pieces: its high-pass, the pitch
+/// buffer's low-pass, the pitch-doubling check and the pitch filter (`RNNoiseLibrary.FrameFunctions`).
+/// VideoFX's own are the FFTs (`RealFFT960`), the features and pitch search (`RNNoiseFeatures`), RNNoise's
+/// network on the library's own 8-bit weights (`RNNoiseNetwork`, AVX2), the gains, their smoothing and the
+/// overlap-add synthesis. The library's build runs its network in portable SSE2 code, which takes most of
+/// its time. For the same features the network's gains are the library's exactly; the FFTs round
+/// differently, so the output differs from the library's by 51–65 dB under it on speech with noise
+/// (`RNNoiseNetworkTests`). `runner: .library(weights)` runs the library's `rnnoise_process_frame` instead
+/// (the reference in tests and benchmarks, and the path taken if a library's model has another shape).
 ///
 /// RNNoise takes 480-frame blocks at 48 kHz in the 16-bit range; its output lags its input by 960 frames
 /// (measured by cross-correlation on speech), and the block buffering here adds 480: the latency is 1440
@@ -61,15 +63,17 @@ final class RNNoiseSuppressor: AudioFilter {
         release()
         guard sampleRate == 48_000 else { throw AudioFilterError.unsupportedRate(filter: id, rate: sampleRate) }
         guard let library = RNNoiseLibrary.shared else { throw AudioFilterError.engineUnavailable(filter: "noise-suppression", reason: RNNoiseLibrary.missing) }
-        let own = runner == .videoFX ? library.frame : nil
-        for _ in 0..<count {
-            guard let state = library.create(runner == .library(.float) ? nil : library.quantized?.model) else {
-                throw AudioFilterError.engineUnavailable(filter: "noise-suppression", reason: "rnnoise_create failed")
+        if runner == .videoFX, let own = library.frame {
+            channels = (0..<count).map { _ in RNNoiseChannel(functions: own.functions, model: own.model) }
+            scratch = RNNoiseChannel.Scratch()
+        } else {
+            for _ in 0..<count {
+                guard let state = library.create(runner == .library(.float) ? nil : library.quantized?.model) else {
+                    throw AudioFilterError.engineUnavailable(filter: "noise-suppression", reason: "rnnoise_create failed")
+                }
+                states.append(state)
             }
-            states.append(state)
-            if let own { channels.append(RNNoiseChannel(state: state, functions: own.functions, model: own.model)) }
         }
-        scratch = own.map { _ in RNNoiseChannel.Scratch() }
         let frame = RNNoiseSuppressor.frame
         input = SampleStorage(count: frame * count)
         output = SampleStorage(count: frame * count)
@@ -82,7 +86,7 @@ final class RNNoiseSuppressor: AudioFilter {
     func process(_ buffer: AudioBuffer) {
         guard let library = RNNoiseLibrary.shared, let input, let output, let dry else { return }
         let frame = RNNoiseSuppressor.frame
-        let count = min(buffer.channelCount, states.count)
+        let count = min(buffer.channelCount, max(states.count, channels.count))
         let delay = latency
         var position = 0
         while position < buffer.frameCount {
@@ -110,7 +114,7 @@ final class RNNoiseSuppressor: AudioFilter {
             if filled == frame {
                 for channel in 0..<count {
                     let result = output.pointer + channel * frame
-                    if let scratch, channel < channels.count {
+                    if let scratch {
                         channels[channel].process(result, input.pointer + channel * frame, scratch: scratch)
                     } else {
                         _ = library.process(states[channel], result, input.pointer + channel * frame)
@@ -135,9 +139,9 @@ final class RNNoiseSuppressor: AudioFilter {
     deinit { release() }
 }
 
-/// One channel of the `.videoFX` runner: the library's state (used by its feature extraction only), the
-/// network, and what `rnnoise_process_frame` keeps between frames (high-pass memory, last gains, the
-/// synthesis overlap, and the previous frame's spectra and band energies, which the gains apply to).
+/// One channel of the `.videoFX` runner: its features (with their analysis and pitch memory), its network,
+/// and what `rnnoise_process_frame` keeps between frames (high-pass memory, last gains, the synthesis
+/// overlap, and the previous frame's spectra and band energies, which the gains apply to).
 final class RNNoiseChannel {
     static let frame = 480, window = 960, bins = 481, bands = 32
 
@@ -172,7 +176,7 @@ final class RNNoiseChannel {
     private let delayedPitchSpectrum = SampleStorage<Float>(count: 2 * RNNoiseChannel.bins)
     private let delayedEnergies = SampleStorage<Float>(count: 3 * RNNoiseChannel.bands)
 
-    init(state: OpaquePointer, functions: RNNoiseLibrary.FrameFunctions, model: RNNoiseModel) {
+    init(functions: RNNoiseLibrary.FrameFunctions, model: RNNoiseModel) {
         self.functions = functions
         features = RNNoiseFeatures(functions: functions)
         network = RNNoiseNetwork(model: model)

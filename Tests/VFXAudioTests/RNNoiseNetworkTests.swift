@@ -11,7 +11,8 @@ import VFXTestSupport
     /// with the 8-bit model, so it takes its 8-bit path), fed the same features: those of LibriVox speech
     /// mixed with the recorded noise at 5 dB SNR, frame after frame (the GRU states carried along on both
     /// sides). The 32 band gains are equal on x86-64 release builds (the same arithmetic, operation for
-    /// operation; tolerance 0); elsewhere the activations divide exactly and the tolerance is 0.01.
+    /// operation; tolerance 0); elsewhere the activations divide exactly and the tolerance is 0.05 (the
+    /// portable path run on x86-64 for a check: at most 0.027 apart).
     @Test func gainsAreTheLibrarys() throws {
         let library = try #require(RNNoiseLibrary.shared, "librnnoise.so (scripts/setup.sh)")
         let (functions, model) = try #require(library.frame)
@@ -55,7 +56,7 @@ import VFXTestSupport
         #if arch(x86_64) && VFX_HASWELL
         #expect(worst == 0, "largest gain difference \(worst)")
         #else
-        #expect(worst <= 0.01, "largest gain difference \(worst)")
+        #expect(worst <= 0.05, "largest gain difference \(worst)")
         #endif
     }
 
@@ -65,7 +66,8 @@ import VFXTestSupport
     /// features (above), but the spectra come from VideoFX's FFT, whose rounding differs from the library's
     /// (about 1e-7 of the values); through the 8-bit quantization of the network's inputs and its recurrent
     /// states that grows to a difference 51–65 dB under the output (measured on x86-64). The test allows
-    /// 45 dB under the output there and 35 dB elsewhere (exact division in the activations; not measured).
+    /// 45 dB under the output there and 40 dB elsewhere (exact division in the activations: the portable path
+    /// run on x86-64 for a check gave 48–60 dB).
     @Test(arguments: [0.0, 5.0])
     func outputIsTheLibrarys(snr: Double) throws {
         let library = try #require(RNNoiseLibrary.shared, "librnnoise.so (scripts/setup.sh)")
@@ -85,7 +87,7 @@ import VFXTestSupport
             #if arch(x86_64) && VFX_HASWELL
             let tolerance = -45.0
             #else
-            let tolerance = -35.0
+            let tolerance = -40.0
             #endif
             #expect(ratio <= tolerance, "\(name) at \(snr) dB: the output differs from the library's by \(ratio) dB")
             // The output is not the input: the network's gains were applied.

@@ -1,12 +1,12 @@
 import Foundation
 
 /// The 65 features RNNoise's network reads each 10 ms frame, computed as the library's
-/// `rnn_compute_frame_features` does, with its pitch search in VideoFX's SIMD code.
+/// `rnn_compute_frame_features` does, with the FFTs and the pitch search in VideoFX's SIMD code.
 ///
-/// Per frame: the windowed spectrum X of the last 960 samples and its 32 band energies; the pitch period: the pitch buffer (the last 1728 samples) low-passed and halved
-/// (`rnn_pitch_downsample`), a coarse search by cross-correlation at a quarter of the rate, a fine one at
-/// half the rate around the two best coarse periods (here), then the check against period doubling
-/// (`rnn_remove_doubling`); the spectrum P of the signal one period back and its band energies; the
+/// Per frame: the windowed spectrum X of the last 960 samples and its 32 band energies; the pitch period:
+/// the pitch buffer (the last 1728 samples) low-passed and halved (`rnn_pitch_downsample`), a coarse search
+/// by cross-correlation at a quarter of the rate, a fine one at half the rate around the two best coarse
+/// periods (here), then the check against period doubling (`rnn_remove_doubling`); the spectrum P of the signal one period back and its band energies; the
 /// normalized band correlations of X and P. Features: the DCT of the log band energies (floored against the
 /// loudest band and the one before), the DCT of the correlations, and the period.
 ///
@@ -17,7 +17,8 @@ import Foundation
 ///
 /// ```swift
 /// let features = RNNoiseFeatures(functions: functions)
-/// let silent = features.compute(spectrum, pitchSpectrum, ex, ep, exp, output, highPassed)
+/// let silent = features.compute(spectrum: x, pitchSpectrum: p, energies: ex, pitchEnergies: ep,
+///                               correlation: exp, features: values, input: highPassed)
 /// ```
 final class RNNoiseFeatures {
     static let frame = 480, window = 960, bins = 481, bands = 32
@@ -28,7 +29,9 @@ final class RNNoiseFeatures {
     private let pitchBuffer = SampleStorage<Float>(count: RNNoiseFeatures.bufferSize)
     private let lowPassed = SampleStorage<Float>(count: RNNoiseFeatures.bufferSize / 2)
     private let correlations = SampleStorage<Float>(count: RNNoiseFeatures.maximumPeriod / 2)
-    private let quarter = SampleStorage<Float>(count: RNNoiseFeatures.pitchFrame / 4 + (RNNoiseFeatures.pitchFrame + RNNoiseFeatures.maximumPeriod) / 4)
+    /// The quarter-rate signals of the coarse search: 240 samples of the frame, then 432 of the buffer.
+    private let quarter = SampleStorage<Float>(count: RNNoiseFeatures.pitchFrame / 4
+                                                      + (RNNoiseFeatures.pitchFrame + RNNoiseFeatures.maximumPeriod) / 4)
     private let sums = SampleStorage<Float>(count: RNNoiseFeatures.bands + 2)
     /// Per bin, its place between the edges of its band: j / size, as the library computes it.
     private let fractions = SampleStorage<Float>(count: RNNoiseFeatures.bins)

@@ -178,7 +178,9 @@ struct RNNoiseModel: @unchecked Sendable {
             return array.data.assumingMemoryBound(to: Float.self)
         }
         func floatLayer(_ name: String, rows: Int, columns: Int) -> FloatLayer? {
-            guard let weights = floats(name + "_weights_float", rows * columns), let bias = floats(name + "_bias", rows) else { return nil }
+            guard let weights = floats(name + "_weights_float", rows * columns), let bias = floats(name + "_bias", rows) else {
+                return nil
+            }
             return FloatLayer(weights: weights, bias: bias, rows: rows, columns: columns)
         }
         var pending: [(name: String, rows: Int, columns: Int)] = [("conv2", Self.width, 3 * Self.firstWidth)]
@@ -219,8 +221,8 @@ struct RNNoiseModel: @unchecked Sendable {
                     }
                 }
             }
-            layers[name] = QuantizedLayer(weights: weights, scale: scale, subias: subias, offset: cursor, rows: rows, columns: columns,
-                                          pairsFitSixteenBits: fits)
+            layers[name] = QuantizedLayer(weights: weights, scale: scale, subias: subias, offset: cursor, rows: rows,
+                                          columns: columns, pairsFitSixteenBits: fits)
             cursor += rows
             bytes += rows * columns
         }
@@ -389,14 +391,16 @@ enum RNNoiseActivation {
         while group < rows {
             var acc = SIMD8<Float>()
             for column in 0..<layer.columns {
-                acc = acc + w.loadUnaligned(fromByteOffset: 4 * (column * rows + group), as: SIMD8<Float>.self) * SIMD8(repeating: input[column])
+                let weights = w.loadUnaligned(fromByteOffset: 4 * (column * rows + group), as: SIMD8<Float>.self)
+                acc = acc + weights * SIMD8(repeating: input[column])
             }
             store(acc, bias: layer.bias, row: group, output: output)
             group += 8
         }
     }
 
-    @inline(__always) private static func store(_ sum: SIMD8<Float>, bias: UnsafePointer<Float>, row: Int, output: UnsafeMutablePointer<Float>) {
+    @inline(__always)
+    private static func store(_ sum: SIMD8<Float>, bias: UnsafePointer<Float>, row: Int, output: UnsafeMutablePointer<Float>) {
         let b = UnsafeRawPointer(bias).loadUnaligned(fromByteOffset: 4 * row, as: SIMD8<Float>.self)
         UnsafeMutableRawPointer(output + row).storeBytes(of: sum + b, as: SIMD8<Float>.self)
     }

@@ -129,17 +129,11 @@ final class RNNoiseFeatures {
         // Fine: half the rate, within two lags of twice each coarse best.
         let half = lags >> 1, fineLength = length >> 1
         xcorr.update(repeating: 0, count: half)
-        for candidate in 0..<2 {
-            let candidate = candidate == 0 ? best.0 : best.1
-            let first = max(0, min(2 * candidate - 2, half - 8))
-            var sums = SIMD8<Float>()
-            for j in 0..<fineLength {
-                let ys = UnsafeRawPointer(y + first + j).loadUnaligned(as: SIMD8<Float>.self)
-                sums = sums + SIMD8(repeating: x[j]) * ys
-            }
-            for lane in 0..<8 where abs(first + lane - 2 * candidate) <= 2 {
-                xcorr[first + lane] = -1 > sums[lane] ? -1 : sums[lane]
-            }
+        let first0 = max(0, min(2 * best.0 - 2, half - 8)), first1 = max(0, min(2 * best.1 - 2, half - 8))
+        let fine = Self.correlate4(x, y, length: fineLength, starts: (first0, first1, first0, first1))
+        for lane in 0..<8 {
+            if abs(first0 + lane - 2 * best.0) <= 2 { xcorr[first0 + lane] = -1 > fine.0[lane] ? -1 : fine.0[lane] }
+            if abs(first1 + lane - 2 * best.1) <= 2 { xcorr[first1 + lane] = -1 > fine.1[lane] ? -1 : fine.1[lane] }
         }
         best = Self.bestPitch(xcorr, y, length: fineLength, lags: half)
         // Pseudo-interpolation by the neighbours' correlations.
@@ -155,42 +149,42 @@ final class RNNoiseFeatures {
         return 2 * best.0 - offset
     }
 
-    /// `out[lag] = Σ_j x[j]·y[lag + j]` for lag in 0..<lags, each sum in order of j, 32 then 8 lags at a time
-    /// (independent sums per lane), the last few one by one.
+    /// `out[lag] = Σ_j x[j]·y[lag + j]` for lag in 0..<lags (at least 8), each sum in order of j: vectors of
+    /// eight lags, four at a time (independent sums per lane), the last vector ending at the last lag
+    /// (overlapping the one before when `lags` is not a multiple of 8).
     static func correlate(_ x: UnsafePointer<Float>, _ y: UnsafePointer<Float>, length: Int, lags: Int,
                           into out: UnsafeMutablePointer<Float>) {
-        var lag = 0
-        @inline(__always) func load(_ offset: Int) -> SIMD8<Float> {
-            UnsafeRawPointer(y + offset).loadUnaligned(as: SIMD8<Float>.self)
+        let vectors = (lags + 7) / 8
+        var vector = 0
+        while vector < vectors {
+            // Up to four vectors; a short last pass repeats its last vector.
+            let a = min(8 * vector, lags - 8), b = min(8 * (vector + 1), lags - 8)
+            let c = min(8 * (vector + 2), lags - 8), d = min(8 * (vector + 3), lags - 8)
+            let sums = correlate4(x, y, length: length, starts: (a, b, c, d))
+            // Stored last to first, so a repeated or overlapping vector leaves the same sums.
+            UnsafeMutableRawPointer(out + d).storeBytes(of: sums.3, as: SIMD8<Float>.self)
+            UnsafeMutableRawPointer(out + c).storeBytes(of: sums.2, as: SIMD8<Float>.self)
+            UnsafeMutableRawPointer(out + b).storeBytes(of: sums.1, as: SIMD8<Float>.self)
+            UnsafeMutableRawPointer(out + a).storeBytes(of: sums.0, as: SIMD8<Float>.self)
+            vector += 4
         }
-        while lag + 32 <= lags {
-            var a = SIMD8<Float>(), b = SIMD8<Float>(), c = SIMD8<Float>(), d = SIMD8<Float>()
-            for j in 0..<length {
-                let v = SIMD8(repeating: x[j])
-                a = a + v * load(lag + j)
-                b = b + v * load(lag + 8 + j)
-                c = c + v * load(lag + 16 + j)
-                d = d + v * load(lag + 24 + j)
-            }
-            let target = UnsafeMutableRawPointer(out + lag)
-            target.storeBytes(of: a, as: SIMD8<Float>.self)
-            target.storeBytes(of: b, toByteOffset: 32, as: SIMD8<Float>.self)
-            target.storeBytes(of: c, toByteOffset: 64, as: SIMD8<Float>.self)
-            target.storeBytes(of: d, toByteOffset: 96, as: SIMD8<Float>.self)
-            lag += 32
+    }
+
+    /// Four vectors of eight lags, starting at `starts`, in one pass over x.
+    @inline(__always)
+    static func correlate4(_ x: UnsafePointer<Float>, _ y: UnsafePointer<Float>, length: Int, starts: (Int, Int, Int, Int))
+        -> (SIMD8<Float>, SIMD8<Float>, SIMD8<Float>, SIMD8<Float>) {
+        let ya = UnsafeRawPointer(y + starts.0), yb = UnsafeRawPointer(y + starts.1)
+        let yc = UnsafeRawPointer(y + starts.2), yd = UnsafeRawPointer(y + starts.3)
+        var a = SIMD8<Float>(), b = SIMD8<Float>(), c = SIMD8<Float>(), d = SIMD8<Float>()
+        for j in 0..<length {
+            let v = SIMD8(repeating: x[j]), offset = 4 * j
+            a = a + v * ya.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
+            b = b + v * yb.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
+            c = c + v * yc.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
+            d = d + v * yd.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
         }
-        while lag + 8 <= lags {
-            var a = SIMD8<Float>()
-            for j in 0..<length { a = a + SIMD8(repeating: x[j]) * load(lag + j) }
-            UnsafeMutableRawPointer(out + lag).storeBytes(of: a, as: SIMD8<Float>.self)
-            lag += 8
-        }
-        while lag < lags {
-            var sum: Float = 0
-            for j in 0..<length { sum = sum + x[j] * y[lag + j] }
-            out[lag] = sum
-            lag += 1
-        }
+        return (a, b, c, d)
     }
 
     /// The two lags with the highest normalized correlation xcorr² / Σy² (positive correlations only), as

@@ -7,8 +7,8 @@ import Foundation
 ///
 /// The 960 real samples are 480 complex ones (even samples real, odd imaginary), transformed by a
 /// Cooley–Tukey split 480 = 32 × 15: fifteen 32-point radix-2 transforms side by side in the lanes of
-/// SIMD16 vectors, the twiddles e^(−2πi·n₂k₁/480), then thirty-two 15-point transforms as small matrix
-/// products; one pass then untangles the even and odd halves. All tables and scratch memory are made in
+/// SIMD16 vectors, the twiddles e^(−2πi·n₂k₁/480), then thirty-two 15-point transforms (Good–Thomas,
+/// 3 × 5), sixteen side by side; one pass then untangles the even and odd halves. All tables and scratch memory are made in
 /// `init`; `forward` and `inverse` allocate nothing.
 ///
 /// ```swift
@@ -25,9 +25,6 @@ final class RealFFT960 {
     /// e^(−2πi·n₂k₁/480) for k₁ < 32 (rows), n₂ < 16 (lanes; lane 15 unused).
     private let twiddleCos = SampleStorage<Float>(count: 32 * 16)
     private let twiddleSin = SampleStorage<Float>(count: 32 * 16)
-    /// e^(−2πi·n₂k₂/15) for n₂ < 15 (rows), k₂ < 16 (lanes; lane 15 unused).
-    private let dftCos = SampleStorage<Float>(count: 15 * 16)
-    private let dftSin = SampleStorage<Float>(count: 15 * 16)
     /// e^(−2πik/960) for k ≤ 480 (the untangling pass).
     private let untangleCos = SampleStorage<Float>(count: 481)
     private let untangleSin = SampleStorage<Float>(count: 481)
@@ -38,6 +35,10 @@ final class RealFFT960 {
     }
     private let real = SampleStorage<Float>(count: 32 * 16)        // the 32 × 16 working matrix
     private let imaginary = SampleStorage<Float>(count: 32 * 16)
+    private let turnedReal = SampleStorage<Float>(count: 15 * 32)  // the matrix turned: rows n₂, lanes k₁
+    private let turnedImaginary = SampleStorage<Float>(count: 15 * 32)
+    private let stageReal = SampleStorage<Float>(count: 15 * 16)   // the five-point transforms' results
+    private let stageImaginary = SampleStorage<Float>(count: 15 * 16)
     private let outReal = SampleStorage<Float>(count: 480)         // the 480-point result
     private let outImaginary = SampleStorage<Float>(count: 480)
     private let inReal = SampleStorage<Float>(count: 496)          // the 480-point input (+16: rows load 16 lanes)
@@ -54,13 +55,6 @@ final class RealFFT960 {
                 let angle = -2 * Double.pi * Double(n2 * k1) / 480
                 twiddleCos[k1 * 16 + n2] = Float(cos(angle))
                 twiddleSin[k1 * 16 + n2] = Float(sin(angle))
-            }
-        }
-        for n2 in 0..<15 {
-            for k2 in 0..<15 {
-                let angle = -2 * Double.pi * Double((n2 * k2) % 15) / 15
-                dftCos[n2 * 16 + k2] = Float(cos(angle))
-                dftSin[n2 * 16 + k2] = Float(sin(angle))
             }
         }
         for k in 0...480 {
@@ -148,28 +142,96 @@ final class RealFFT960 {
             }
             span *= 2
         }
-        // Twiddles, then per row k₁ the 15-point transform over the lanes: out[k₁ + 32·k₂].
+        // Twiddles, and the matrix turned: rows n₂, lanes k₁ (the 32 rows of before).
         let tc = UnsafeRawPointer(twiddleCos.pointer), ts = UnsafeRawPointer(twiddleSin.pointer)
-        let dc = UnsafeRawPointer(dftCos.pointer), ds = UnsafeRawPointer(dftSin.pointer)
-        let or = outReal.pointer, oi = outImaginary.pointer
+        let tr = turnedReal.pointer, ti = turnedImaginary.pointer
         for row in 0..<32 {
             let vr = mr.load(fromByteOffset: 64 * row, as: SIMD16<Float>.self)
             let vi = mi.load(fromByteOffset: 64 * row, as: SIMD16<Float>.self)
             let c = tc.load(fromByteOffset: 64 * row, as: SIMD16<Float>.self)
             let s = ts.load(fromByteOffset: 64 * row, as: SIMD16<Float>.self)
             let wr = vr * c - vi * s, wi = vr * s + vi * c
-            var sumR = SIMD16<Float>(), sumI = SIMD16<Float>()
             for n2 in 0..<15 {
-                let ar = wr[n2], ai = wi[n2]
-                let cr = dc.load(fromByteOffset: 64 * n2, as: SIMD16<Float>.self)
-                let ci = ds.load(fromByteOffset: 64 * n2, as: SIMD16<Float>.self)
-                sumR += ar * cr - ai * ci
-                sumI += ar * ci + ai * cr
+                tr[32 * n2 + row] = wr[n2]
+                ti[32 * n2 + row] = wi[n2]
             }
-            for k2 in 0..<15 {
-                or[row + 32 * k2] = sumR[k2]
-                oi[row + 32 * k2] = sumI[k2]
+        }
+        // The 15-point transforms over n₂, sixteen rows k₁ per vector, by Good–Thomas: 15 = 3 × 5, input
+        // n₂ = (5a + 3b) mod 15, output k₂ = (10c + 6d) mod 15; five-point transforms over b (giving d), then
+        // three-point ones over a (giving c), no twiddles between. out[k₁ + 32·k₂] is contiguous in k₁.
+        let turned = (UnsafeRawPointer(tr), UnsafeRawPointer(ti))
+        let stage = (UnsafeMutableRawPointer(stageReal.pointer), UnsafeMutableRawPointer(stageImaginary.pointer))
+        let out = (UnsafeMutableRawPointer(outReal.pointer), UnsafeMutableRawPointer(outImaginary.pointer))
+        for half in 0..<2 {
+            for a in 0..<3 {
+                @inline(__always) func input(_ b: Int) -> ComplexVector {
+                    let offset = 4 * (32 * ((5 * a + 3 * b) % 15) + 16 * half)
+                    return ComplexVector(turned.0.load(fromByteOffset: offset, as: SIMD16<Float>.self),
+                                         turned.1.load(fromByteOffset: offset, as: SIMD16<Float>.self))
+                }
+                let x0 = input(0), x1 = input(1), x2 = input(2), x3 = input(3), x4 = input(4)
+                let t1 = x1 + x4, t2 = x2 + x3, d1 = x1 - x4, d2 = x2 - x3
+                let m1 = x0 + t1 * Self.cos1 + t2 * Self.cos2, m2 = x0 + t1 * Self.cos2 + t2 * Self.cos1
+                let n1 = d1 * Self.sin1 + d2 * Self.sin2, n2 = d1 * Self.sin2 - d2 * Self.sin1
+                let results = (x0 + t1 + t2, m1.minusI(n1), m2.minusI(n2), m2.plusI(n2), m1.plusI(n1))
+                store(results.0, at: 5 * a + 0, in: stage)
+                store(results.1, at: 5 * a + 1, in: stage)
+                store(results.2, at: 5 * a + 2, in: stage)
+                store(results.3, at: 5 * a + 3, in: stage)
+                store(results.4, at: 5 * a + 4, in: stage)
+            }
+            for d in 0..<5 {
+                let y0 = load(5 * 0 + d, from: stage), y1 = load(5 * 1 + d, from: stage), y2 = load(5 * 2 + d, from: stage)
+                let t = y1 + y2
+                let m = y0 - t * 0.5, n = (y1 - y2) * Self.sin3
+                let z = (y0 + t, m.minusI(n), m.plusI(n))
+                storeOutput(z.0, k2: (6 * d) % 15, half: half, in: out)
+                storeOutput(z.1, k2: (10 + 6 * d) % 15, half: half, in: out)
+                storeOutput(z.2, k2: (20 + 6 * d) % 15, half: half, in: out)
             }
         }
     }
+
+    static let cos1: Float = 0.309_016_994, sin1: Float = 0.951_056_516    // 2π/5
+    static let cos2: Float = -0.809_016_994, sin2: Float = 0.587_785_252   // 4π/5
+    static let sin3: Float = 0.866_025_404                                 // 2π/3
+
+    @inline(__always)
+    private func store(_ value: ComplexVector, at index: Int, in stage: (UnsafeMutableRawPointer, UnsafeMutableRawPointer)) {
+        stage.0.storeBytes(of: value.re, toByteOffset: 64 * index, as: SIMD16<Float>.self)
+        stage.1.storeBytes(of: value.im, toByteOffset: 64 * index, as: SIMD16<Float>.self)
+    }
+
+    @inline(__always)
+    private func load(_ index: Int, from stage: (UnsafeMutableRawPointer, UnsafeMutableRawPointer)) -> ComplexVector {
+        ComplexVector(stage.0.load(fromByteOffset: 64 * index, as: SIMD16<Float>.self),
+                      stage.1.load(fromByteOffset: 64 * index, as: SIMD16<Float>.self))
+    }
+
+    @inline(__always)
+    private func storeOutput(_ value: ComplexVector, k2: Int, half: Int,
+                             in out: (UnsafeMutableRawPointer, UnsafeMutableRawPointer)) {
+        let offset = 4 * (32 * k2 + 16 * half)
+        out.0.storeBytes(of: value.re, toByteOffset: offset, as: SIMD16<Float>.self)
+        out.1.storeBytes(of: value.im, toByteOffset: offset, as: SIMD16<Float>.self)
+    }
+}
+
+/// Sixteen complex numbers, real and imaginary parts apart.
+struct ComplexVector {
+    var re: SIMD16<Float>
+    var im: SIMD16<Float>
+
+    init(_ re: SIMD16<Float>, _ im: SIMD16<Float>) {
+        self.re = re
+        self.im = im
+    }
+
+    @inline(__always) static func + (a: Self, b: Self) -> Self { Self(a.re + b.re, a.im + b.im) }
+    @inline(__always) static func - (a: Self, b: Self) -> Self { Self(a.re - b.re, a.im - b.im) }
+    @inline(__always) static func * (a: Self, k: Float) -> Self { Self(a.re * k, a.im * k) }
+    /// self − i·n
+    @inline(__always) func minusI(_ n: Self) -> Self { Self(re + n.im, im - n.re) }
+    /// self + i·n
+    @inline(__always) func plusI(_ n: Self) -> Self { Self(re - n.im, im + n.re) }
 }

@@ -18,7 +18,7 @@ import Glibc
 /// network on the library's own 8-bit weights (`RNNoiseNetwork`, AVX2), the gains, their smoothing and the
 /// overlap-add synthesis. The library's build runs its network in portable SSE2 code, which takes most of
 /// its time. For the same features the network's gains are the library's exactly; the FFTs round
-/// differently, so the output differs from the library's by 51–65 dB under it on speech with noise
+/// differently, so the output differs from the library's by 50–66 dB under it on speech with noise
 /// (`RNNoiseNetworkTests`). `runner: .library(weights)` runs the library's `rnnoise_process_frame` instead
 /// (the reference in tests and benchmarks, and the path taken if a library's model has another shape).
 ///

@@ -4,9 +4,11 @@ import PackageDescription
 // Release builds name a baseline CPU so SIMD code becomes vector instructions instead of scalar
 // library calls (see docs/building.md). x86-64: Haswell (AVX2 + FMA, 2013 and later). arm64: the
 // toolchain's default, which already has NEON and FMA.
+// `VFX_HASWELL` tells code that may use AVX2 intrinsics that it is compiled for that baseline.
 #if arch(x86_64)
 let baselineCPU: [SwiftSetting] = [
     .unsafeFlags(["-target-cpu", "haswell"], .when(configuration: .release)),
+    .define("VFX_HASWELL", .when(configuration: .release)),
 ]
 #else
 let baselineCPU: [SwiftSetting] = []

@@ -13,16 +13,20 @@ The speech is LibriVox's (Debian's pocketsphinx-testdata: five utterances, 0.6 s
 The 1-minute load average is printed beside each table: on a shared machine, compare the columns of one
 run, not runs with each other.
 
-    scripts/bench-audio.py [--vfx .build/release/vfx] [--repeats 5]
+    scripts/bench-audio.py [--vfx .build/release/vfx] [--repeats 5] [--only TEXT]
+
+`--only TEXT` keeps the chains that contain TEXT (e.g. `--only rnnoise`: VideoFX's run of RNNoise and the
+library's own, side by side).
 """
 import argparse, json, os, resource, subprocess, tempfile, time
 
 CHAINS = [
-    "noise-suppression:engine=rnnoise", "noise-suppression:engine=spectral", "gain:db=-6", "agc:target=-20",
+    "noise-suppression:engine=rnnoise", "noise-suppression:engine=rnnoise-library", "noise-suppression:engine=spectral", "gain:db=-6", "agc:target=-20",
     "high-pass:frequency=100", "echo:delay=250:decay=0.4", "pitch:semitones=5", "robot:pitch-shift=-3:frequency=50",
 ]
 WHOLE = [("gain:db=-6", "volume=-6dB"), ("noise-suppression:engine=spectral", "afftdn"),
-         ("noise-suppression:engine=rnnoise", "afftdn"), ("pitch:semitones=5", None)]
+         ("noise-suppression:engine=rnnoise", "afftdn"), ("noise-suppression:engine=rnnoise-library", "afftdn"),
+         ("pitch:semitones=5", None)]
 
 
 def run(command):
@@ -44,6 +48,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--vfx", default=".build/release/vfx")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--only", default="", help="keep only the chains that contain this text")
     options = parser.parse_args()
     work = tempfile.mkdtemp()
     gap = os.path.join(work, "gap.wav")
@@ -63,7 +68,7 @@ def main():
     print(f"Filters alone ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average {os.getloadavg()[0]:.1f} at the start):\n")
     print("| chain | CPU time | × real time (CPU) | × real time (wall) | latency | FFmpeg (its nearest filter, CPU) | load |")
     print("| --- | ---: | ---: | ---: | ---: | --- | ---: |")
-    for chain in CHAINS:
+    for chain in [c for c in CHAINS if options.only in c]:
         output = subprocess.run([options.vfx, "bench", "--audio-filter", chain, "--input", speech, "--json",
                                  "--repeats", str(options.repeats)], check=True, capture_output=True, text=True).stdout
         r = json.loads(output)
@@ -74,7 +79,7 @@ def main():
     print(f"\nWhole runs on 20 s of speech (load average {os.getloadavg()[0]:.1f} at the start):\n")
     print("| chain | output | vfx apply CPU | × (CPU) | × (wall) | FFmpeg CPU | FFmpeg × (CPU) | FFmpeg × (wall) |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for chain, graph in WHOLE:
+    for chain, graph in [w for w in WHOLE if options.only in w[0]]:
         for extension in ["wav", "m4a"]:
             out = os.path.join(work, "out." + extension)
             cpu, wall = best([options.vfx, "apply", speech20, "-o", out, "-y", "--quiet", "--audio-filter", chain], options.repeats)

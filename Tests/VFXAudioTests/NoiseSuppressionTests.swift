@@ -63,8 +63,8 @@ import VFXTestSupport
     @Test func quantizedWeightsMatchTheFloatModel() throws {
         let speech = try AudioFixtures.speech(utterances: 2)
         let mixed = AudioFixtures.mix(speech, AudioFixtures.whiteNoise(count: speech.count), snr: 5).mixture
-        let quantized = try AudioFixtures.run(RNNoiseSuppressor(level: 60, weights: .quantized), on: mixed)
-        let float = try AudioFixtures.run(RNNoiseSuppressor(level: 60, weights: .float), on: mixed)
+        let quantized = try AudioFixtures.run(RNNoiseSuppressor(level: 60, runner: .library(.quantized)), on: mixed)
+        let float = try AudioFixtures.run(RNNoiseSuppressor(level: 60, runner: .library(.float)), on: mixed)
         let difference = zip(quantized, float).map { $0 - $1 }
         let ratio = AudioFixtures.decibels(AudioFixtures.power(difference) / AudioFixtures.power(float))
         #expect(ratio <= -30, "the 8-bit model's output differs by \(ratio) dB")

@@ -97,6 +97,9 @@ public struct MotionSearch: Sendable {
     /// Whether the full-size level tries every candidate (true) or only the parent's vector and the left and
     /// upper neighbours before its descent (false: about half the work, for the noise filter).
     public var thoroughAtFullSize = true
+    /// The exhaustive radius when a previous field is given: its vectors and the neighbours' carry on motion
+    /// that goes beyond it (`range` by default: the same search as without one).
+    public var trackingRange = Int.max
 
     public init(range: Int = 6, smoothness: Int = 4, outlierTolerance: Int = 3) {
         self.range = range
@@ -156,11 +159,15 @@ public struct MotionSearch: Sendable {
                         block.considerOnce(.zero)
                     }
                 } else if let sums {
+                    let range = temporal != nil ? min(self.range, trackingRange) : self.range
                     for dy in -range...range {
                         for dx in -range...range { block.consider(MotionVector(x: dx, y: dy), sums: sums) }
                     }
                     if let temporal {
-                        // Around the previous field's vector, where the window above did not reach.
+                        // The neighbours' vectors found already, and around the previous field's vector, where
+                        // the window above did not reach.
+                        if column > 0 { block.consider(field[column - 1, row], sums: sums) }
+                        if row > 0 { block.consider(field[column, row - 1], sums: sums) }
                         for dy in -1...1 {
                             for dx in -1...1 where abs(temporal.x + dx) > range || abs(temporal.y + dy) > range {
                                 block.consider(MotionVector(x: temporal.x + dx, y: temporal.y + dy), sums: sums)

@@ -26,6 +26,14 @@ public struct TemporalBlend: Sendable {
 
     /// `output` must not be `current` (the last vector of a row overlaps the one before it).
     public func apply(current: Plane, prediction: Plane, history: Plane, output: Plane, newHistory: Plane) {
+        apply(rows: 0..<current.height, current: current, prediction: StripRows(prediction), history: StripRows(history),
+              output: output, newHistory: newHistory)
+    }
+
+    /// The blend of the rows `rows` only (a strip of the plane): `prediction` must hold the rows from one
+    /// above the strip to one below it (inside the plane), `history` the strip's rows.
+    func apply(rows: Range<Int>, current: Plane, prediction: StripRows, history: StripRows, output: Plane, newHistory: Plane) {
+        guard !rows.isEmpty else { return }
         let width = current.width, height = current.height
         let sigma = max(self.sigma, 0.5)
         let start = SIMD8<Float>(repeating: upper * sigma * 9)          // thresholds on the 3×3 sum
@@ -54,10 +62,10 @@ public struct TemporalBlend: Sendable {
                     d[-1] = d[0]
                     d[width] = d[width - 1]
                 }
-                computeDifferences(0)
-                if height > 1 { computeDifferences(1) }
-                for y in 0..<height {
-                    if y + 1 < height && y > 0 { computeDifferences(y + 1) }
+                computeDifferences(max(rows.lowerBound - 1, 0))
+                computeDifferences(rows.lowerBound)
+                for y in rows {
+                    if y + 1 < height { computeDifferences(y + 1) }
                     let d0 = differences(max(y - 1, 0)), d1 = differences(y), d2 = differences(min(y + 1, height - 1))
                     var i = 0
                     while i + 16 <= width + 2 {

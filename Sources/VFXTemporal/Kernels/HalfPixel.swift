@@ -68,7 +68,7 @@ public func refineToHalfPixel(_ field: MotionField, from first: Plane, to second
                  && second.height == first.height && field.blockSize == 8, "refinement needs the field's planes and 8×8 blocks")
     var refined = HalfPixelField(field)
     let allowance = Int32(margin * 64)
-    let scratch = UnsafeMutablePointer<SIMD8<UInt8>>.allocate(capacity: 38)
+    let scratch = UnsafeMutablePointer<SIMD8<UInt8>>.allocate(capacity: 47)
     defer { scratch.deallocate() }
     for row in 0..<field.rows {
         let oy = field.originY(row)
@@ -91,7 +91,7 @@ public func refineToHalfPixel(_ field: MotionField, from first: Plane, to second
 
 /// The best of the eight half-pixel positions around `q` in the other plane for the 8×8 block at `p`:
 /// (dx, dy) in half pixels, each −1…1, and its sum of absolute differences. `q`'s plane must be readable
-/// from one row and column before the block to one row and two columns after; `scratch` holds 38 rows.
+/// from one row and column before the block to one row and two columns after; `scratch` holds 47 rows.
 @inline(__always)
 func bestHalfPixel(_ p: UnsafeMutablePointer<UInt8>, _ pStride: Int, _ q: UnsafeMutablePointer<UInt8>, _ qStride: Int,
                    scratch: UnsafeMutablePointer<SIMD8<UInt8>>) -> (dx: Int, dy: Int, cost: Int32) {
@@ -99,7 +99,7 @@ func bestHalfPixel(_ p: UnsafeMutablePointer<UInt8>, _ pStride: Int, _ q: Unsafe
         UnsafeRawPointer(pointer).loadUnaligned(as: SIMD8<UInt8>.self)
     }
     // Per row −1…8: the samples half a pixel left, on, and half a pixel right of the whole position.
-    let left = scratch, whole = scratch + 10, right = scratch + 20, block = scratch + 30
+    let left = scratch, whole = scratch + 10, right = scratch + 20, block = scratch + 30, halves = scratch + 38
     for r in 0..<10 {
         let row = q + (r - 1) * qStride
         let here = load(row)
@@ -107,17 +107,20 @@ func bestHalfPixel(_ p: UnsafeMutablePointer<UInt8>, _ pStride: Int, _ q: Unsafe
     }
     for r in 0..<8 { block[r] = load(p + r * pStride) }
     var best = (dx: 0, dy: 0, cost: Int32.max)
+    @inline(__always) func cost(_ rows: UnsafeMutablePointer<SIMD8<UInt8>>) -> Int32 {
+        var total: Int32 = 0
+        for r in stride(from: 0, to: 8, by: 2) {
+            total &+= sumOfAbsoluteDifferences(SIMD16(lowHalf: block[r], highHalf: block[r + 1]),
+                                               SIMD16(lowHalf: rows[r], highHalf: rows[r + 1]))
+        }
+        return total
+    }
     for dx in -1...1 {
         let columns = dx < 0 ? left : dx == 0 ? whole : right
+        // Rows −1…8 averaged with the next: half a pixel up of block row r is halves[r], down halves[r + 1].
+        for r in 0..<9 { halves[r] = average(columns[r], columns[r + 1]) }
         for dy in -1...1 where dx != 0 || dy != 0 {
-            var total: Int32 = 0
-            for r in stride(from: 0, to: 8, by: 2) {
-                @inline(__always) func sample(_ k: Int) -> SIMD8<UInt8> {
-                    dy == 0 ? columns[k + 1] : average(columns[k + 1], columns[k + 1 + dy])
-                }
-                total &+= sumOfAbsoluteDifferences(SIMD16(lowHalf: block[r], highHalf: block[r + 1]),
-                                                   SIMD16(lowHalf: sample(r), highHalf: sample(r + 1)))
-            }
+            let total = cost(dy == 0 ? columns + 1 : dy < 0 ? halves : halves + 1)
             if total < best.cost { best = (dx, dy, total) }
         }
     }
@@ -270,25 +273,33 @@ func compensateHistory(_ source: Plane, rows: Range<Int>, into target: StripRows
     guard grid.size > 0 else { return }
     let size = grid.size, width = source.width, height = source.height
     let costLimit = Int32(clamping: Int((limit * Float(field.blocks.blockSize * field.blocks.blockSize)).rounded(.down)))
-    for y in rows {
+    var y = rows.lowerBound
+    while y < rows.upperBound {
         let (oy, fieldRow) = grid.blockRow(ofY: y)
-        let out = target.row(y)
+        let end = min(rows.upperBound, oy + size >= height ? height : min(oy + size, height - size))
         for column in 0..<grid.columns {
             let ox = grid.originX(column)
             let index = fieldRow * field.blocks.columns + grid.fieldColumn(column)
             if field.costs[index] > costLimit {
-                (out + ox).update(repeating: 0, count: size)
+                for row in y..<end { (target.row(row) + ox).update(repeating: 0, count: size) }
                 continue
             }
             var v = field.vectors[index]
             if divisor != 1 { v = HalfPixelVector(x: v.x >> 1, y: v.y >> 1) }
             let sx = max(0, min(width - size, ox + (v.x >> 1))), sy = max(0, min(height - size, oy + (v.y >> 1)))
-            let p = source.row(sy + y - oy) + sx
-            if size == 8 {
-                UnsafeMutableRawPointer(out + ox).storeBytes(of: UnsafeRawPointer(p).loadUnaligned(as: UInt64.self), as: UInt64.self)
-            } else {
-                (out + ox).update(from: p, count: size)
+            var p = source.row(sy + y - oy) + sx
+            for row in y..<end {
+                let out = target.row(row) + ox
+                if size == 8 {
+                    UnsafeMutableRawPointer(out).storeBytes(of: UnsafeRawPointer(p).loadUnaligned(as: UInt64.self), as: UInt64.self)
+                } else if size == 4 {
+                    UnsafeMutableRawPointer(out).storeBytes(of: UnsafeRawPointer(p).loadUnaligned(as: UInt32.self), as: UInt32.self)
+                } else {
+                    out.update(from: p, count: size)
+                }
+                p += source.bytesPerRow
             }
         }
+        y = end
     }
 }

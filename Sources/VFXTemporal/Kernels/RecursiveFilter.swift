@@ -16,8 +16,8 @@ import VFXCore
 /// ```
 public struct TemporalBlend: Sendable {
     public var sigma: Float
-    public var lower: Float = 1.2
-    public var upper: Float = 2.6
+    public var lower: Float = 1.0
+    public var upper: Float = 2.4
     public var maximumHistory: Float = 12
 
     public init(sigma: Float) {

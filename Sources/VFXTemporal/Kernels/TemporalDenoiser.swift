@@ -1,4 +1,3 @@
-import Foundation
 import VFXCore
 
 /// Motion-compensated recursive noise filter over a stream of frames (causal: no latency).
@@ -19,7 +18,7 @@ public final class TemporalDenoiser {
     private let search: MotionSearch = {
         var search = MotionSearch(range: 6, smoothness: 8)
         search.thoroughAtFullSize = false
-        search.trackingRange = Int(ProcessInfo.processInfo.environment["VFX_TR"] ?? "6") ?? 6
+        search.trackingRange = 2
         return search
     }()
     private let current: PlanePyramid
@@ -48,6 +47,8 @@ public final class TemporalDenoiser {
     public var halfPixelMargin: Float = 0.25
     /// The spatial pass after the blend (its sigma is set per plane on every frame).
     public var smoothing = SpatialSmoothing(sigma: 0)
+    /// The first frame of a stream is smoothed twice, the second time with this fraction of the noise level.
+    public var firstFrameSecondPass: Float = 0.6
     /// The last frame's motion field (nil before the second frame).
     public var lastField: MotionField? { field }
 
@@ -105,17 +106,21 @@ public final class TemporalDenoiser {
             swap(&previous, &state)
         } else {
             for index in planeSizes.indices {
-                input[index].copy(to: previous[index].plane)
                 let h = history[index].plane
                 for y in 0..<h.height { h.row(y).update(repeating: 16, count: h.width) }   // one frame of history
                 var smoothing = self.smoothing
                 smoothing.sigma = index == 0 ? sigma.luma : sigma.chroma
-                smoothing.apply(source: input[index], history: history[index].plane, output: output[index], row: rows[index])
+                smoothing.apply(source: input[index], history: h, output: state[index].plane, row: rows[index])
+                // A second, gentler pass (no frame has been averaged yet), whose result is also the first
+                // reference: the next frames then average with a cleaner picture than the noisy first one.
+                smoothing.sigma *= firstFrameSecondPass
+                smoothing.apply(source: state[index].plane, history: h, output: previous[index].plane, row: rows[index])
+                previous[index].plane.copy(to: output[index])
             }
             started = true
         }
         // The reference for the next frame: the temporal result, before spatial smoothing (so smoothing
-        // never accumulates over frames).
+        // never accumulates over frames; only the first frame's reference is smoothed).
         reference.build(from: previous[0].plane)
     }
 

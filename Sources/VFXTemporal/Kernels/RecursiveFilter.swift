@@ -38,6 +38,7 @@ public struct TemporalBlend: Sendable {
         let sigma = max(self.sigma, 0.5)
         let start = SIMD8<Float>(repeating: upper * sigma * 9)          // thresholds on the 3×3 sum
         let slope = SIMD8<Float>(repeating: 1 / ((upper - lower) * sigma * 9))
+        let historyLimit = SIMD8<Float>(repeating: min(maximumHistory * 16, 255))
         let stride = width + 2 + 16
         // |current − prediction| of three rows at a time (a ring: row r in slot r mod 3), each with its edge
         // samples repeated on both sides, and their column sums: the 3×3 sums, separably, while the rows
@@ -89,7 +90,7 @@ public struct TemporalBlend: Sendable {
                         // The last vector of a row may overlap the one before; it recomputes the same values.
                         let at = min(x, width - 8)
                         let cur = SIMD8<Float>(bytesAt: c + at), pred = SIMD8<Float>(bytesAt: p + at)
-                        let n = SIMD8<Float>(bytesAt: h + at) * (1 / 16)
+                        let n16 = SIMD8<Float>(bytesAt: h + at)   // n in 1/16 frame
                         @inline(__always) func sums(_ offset: Int) -> SIMD8<UInt16> {
                             UnsafeRawPointer(columns + at + offset).loadUnaligned(as: SIMD8<UInt16>.self)
                         }
@@ -97,9 +98,11 @@ public struct TemporalBlend: Sendable {
                         var sum = SIMD8<Float>()
                         for lane in 0..<8 { sum[lane] = Float(total[lane]) }
                         let confidence = ((start - sum) * slope).clamped(0, 1)
-                        let weight = confidence * n / (n + 1)
-                        (o + at).store(roundedBytes((cur + weight * (pred - cur)).clamped(0, 255)))
-                        (nh + at).store(roundedBytes(((confidence * n + 1).clamped(0, maximumHistory) * 16).clamped(0, 255)))
+                        // c·n/(n + 1) and c·n + 1 with n in 1/16 frame; the blend lies between two bytes.
+                        let weight = confidence * n16 / (n16 + 16)
+                        (o + at).store(roundedBytes(cur + weight * (pred - cur)))
+                        let grown = confidence * n16 + 16
+                        (nh + at).store(roundedBytes(grown.replacing(with: historyLimit, where: historyLimit .< grown)))
                         x = at + 8
                     }
                 }

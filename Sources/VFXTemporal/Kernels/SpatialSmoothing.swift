@@ -65,7 +65,7 @@ public struct SpatialSmoothing: Sendable {
                 if width < 8 {
                     let g = Int(padded[at - 2]) + Int(padded[at + 2]) + 4 * (Int(padded[at - 1]) + Int(padded[at + 1])) + 6 * Int(padded[at])
                     let t = Float(s[at]), d = Float(g) - 256 * t
-                    let scale = tolerance * sigma * sigma * 16 * 256 * 256, n = max(Float(h[at]), 1)
+                    let scale = tolerance * sigma * sigma * 16 * 256 * 256, n = Float(h[at])
                     let a = scale / (scale + n * d * d + Float.leastNormalMagnitude)
                     o[at] = UInt8(min(max((t + a * d / 256).rounded(), 0), 255))
                     x += 1
@@ -78,10 +78,11 @@ public struct SpatialSmoothing: Sendable {
                 var g = SIMD8<Float>()
                 for lane in 0..<8 { g[lane] = Float(sum[lane]) }
                 let t = SIMD8<Float>(bytesAt: s + at), d = g - 256 * t
-                let n = SIMD8<Float>(bytesAt: h + at).clamped(1, 255)
+                let n = SIMD8<Float>(bytesAt: h + at)
                 // βr² / (βr² + d²) with r² = σ²/n, as one division; without noise (σ = 0) the sample stays.
+                // The result lies between t and g/256, so between two bytes.
                 let a = scale / (scale + n * d * d + tiny)
-                (o + at).store(roundedBytes((t + a * d * (1 / 256)).clamped(0, 255)))
+                (o + at).store(roundedBytes(t + a * d * (1 / 256)))
                 x = at + 8
             }
         }

@@ -79,7 +79,8 @@ public func refineToHalfPixel(_ field: MotionField, from first: Plane, to second
             let sx = ox + v.x, sy = oy + v.y
             // Rows sy − 1 … sy + 8 and columns sx − 1 … sx + 8 of `second` (the second loaded 8 wide at sx + 1).
             guard sx >= 1, sy >= 1, sx + 9 <= second.width, sy + 9 <= second.height else { continue }
-            let best = bestHalfPixel(first.row(oy) + ox, first.bytesPerRow, second.row(sy) + sx, second.bytesPerRow, scratch: scratch)
+            let best = bestHalfPixel(first.row(oy) + ox, first.bytesPerRow, second.row(sy) + sx, second.bytesPerRow,
+                                     wholeCost: field.costs[index], scratch: scratch)
             if best.cost < field.costs[index] - allowance {
                 refined.vectors[index] = HalfPixelVector(x: 2 * v.x + best.dx, y: 2 * v.y + best.dy)
                 refined.costs[index] = best.cost
@@ -94,7 +95,7 @@ public func refineToHalfPixel(_ field: MotionField, from first: Plane, to second
 /// from one row and column before the block to one row and two columns after; `scratch` holds 47 rows.
 @inline(__always)
 func bestHalfPixel(_ p: UnsafeMutablePointer<UInt8>, _ pStride: Int, _ q: UnsafeMutablePointer<UInt8>, _ qStride: Int,
-                   scratch: UnsafeMutablePointer<SIMD8<UInt8>>) -> (dx: Int, dy: Int, cost: Int32) {
+                   wholeCost: Int32, scratch: UnsafeMutablePointer<SIMD8<UInt8>>) -> (dx: Int, dy: Int, cost: Int32) {
     @inline(__always) func load(_ pointer: UnsafeMutablePointer<UInt8>) -> SIMD8<UInt8> {
         UnsafeRawPointer(pointer).loadUnaligned(as: SIMD8<UInt8>.self)
     }
@@ -115,14 +116,20 @@ func bestHalfPixel(_ p: UnsafeMutablePointer<UInt8>, _ pStride: Int, _ q: Unsafe
         }
         return total
     }
-    for dx in -1...1 {
-        let columns = dx < 0 ? left : dx == 0 ? whole : right
-        // Rows −1…8 averaged with the next: half a pixel up of block row r is halves[r], down halves[r + 1].
-        for r in 0..<9 { halves[r] = average(columns[r], columns[r + 1]) }
-        for dy in -1...1 where dx != 0 || dy != 0 {
-            let total = cost(dy == 0 ? columns + 1 : dy < 0 ? halves : halves + 1)
-            if total < best.cost { best = (dx, dy, total) }
-        }
+    // Across first (half a pixel left or right, or neither), then up or down from the best of those.
+    var across = (dx: 0, cost: Int32.max)
+    for dx in stride(from: -1, through: 1, by: 2) {
+        let total = cost((dx < 0 ? left : right) + 1)
+        if total < across.cost { across = (dx, total) }
+    }
+    best = (across.dx, 0, across.cost)
+    let columns = across.dx < 0 ? left : right
+    let chosen = across.cost < wholeCost ? columns : whole
+    let dx = across.cost < wholeCost ? across.dx : 0
+    for r in 0..<9 { halves[r] = average(chosen[r], chosen[r + 1]) }
+    for dy in stride(from: -1, through: 1, by: 2) {
+        let total = cost(dy < 0 ? halves : halves + 1)
+        if total < best.cost { best = (dx, dy, total) }
     }
     return best
 }
@@ -240,7 +247,15 @@ func compensateHalfPixel(_ source: Plane, rows: Range<Int>, into target: StripRo
                 }
             } else {
                 @inline(__always) func horizontal(_ q: UnsafeMutablePointer<UInt8>) -> SIMD8<Int16> {
-                    fx == 0 ? samples(q) : cubic(samples(q - 1), samples(q), samples(q + 1), samples(q + 2))
+                    if fx == 0 { return samples(q) }
+                    // One 16-byte load from q − 1 and its lanes shifted by 1, 2 and 3 (byte shifts, where four
+                    // overlapping loads would be stitched together from scalar loads by the optimizer).
+                    let w = UnsafeRawPointer(q - 1).loadUnaligned(as: SIMD16<UInt8>.self)
+                    @inline(__always) func lanes(_ k: Int) -> SIMD8<Int16> {
+                        SIMD8<Int16>(truncatingIfNeeded: widened(SIMD8<UInt8>(w[k], w[k + 1], w[k + 2], w[k + 3], w[k + 4],
+                                                                              w[k + 5], w[k + 6], w[k + 7])))
+                    }
+                    return cubic(lanes(0), lanes(1), lanes(2), lanes(3))
                 }
                 if fy == 0 {
                     for row in y..<end {

@@ -52,7 +52,10 @@ public struct HalfPixelField: Sendable {
 }
 
 /// Refines a forward field (blocks of `first` found in `second`) to half pixels: each block's vector becomes
-/// the best of itself and its eight half-pixel neighbours. For the match, `second` between its pixels is
+/// the best of itself, its four half-pixel neighbours along the axes, and the diagonal one between the better
+/// neighbour across and the better one up or down (five matches instead of eight: the same vector wherever
+/// the match improves along each axis separately, as it does for smooth pictures). For the match, `second`
+/// between its pixels is
 /// the rounded average of its neighbours (horizontally, then vertically): cheap, and close enough to the
 /// cubic that `compensateHalfPixel` uses to rank the candidates. A half-pixel vector must beat the whole
 /// one by `margin` per pixel (mean absolute difference), so noise alone does not move a vector whose
@@ -90,9 +93,10 @@ public func refineToHalfPixel(_ field: MotionField, from first: Plane, to second
     return refined
 }
 
-/// The best of the eight half-pixel positions around `q` in the other plane for the 8×8 block at `p`:
-/// (dx, dy) in half pixels, each −1…1, and its sum of absolute differences. `q`'s plane must be readable
-/// from one row and column before the block to one row and two columns after; `scratch` holds 47 rows.
+/// The best half-pixel position around `q` in the other plane for the 8×8 block at `p` (along the axes,
+/// then one diagonal; `wholeCost` is the match at `q` itself): (dx, dy) in half pixels, each −1…1, and its
+/// sum of absolute differences. `q`'s plane must be readable from one row and column before the block to one row
+/// and column after it; `scratch` holds 47 rows of 8.
 @inline(__always)
 func bestHalfPixel(_ p: UnsafeMutablePointer<UInt8>, _ pStride: Int, _ q: UnsafeMutablePointer<UInt8>, _ qStride: Int,
                    wholeCost: Int32, scratch: UnsafeMutablePointer<SIMD8<UInt8>>) -> (dx: Int, dy: Int, cost: Int32) {
@@ -116,20 +120,27 @@ func bestHalfPixel(_ p: UnsafeMutablePointer<UInt8>, _ pStride: Int, _ q: Unsafe
         }
         return total
     }
-    // Across first (half a pixel left or right, or neither), then up or down from the best of those.
-    var across = (dx: 0, cost: Int32.max)
+    // The four half-pixel neighbours along the axes, then the diagonal between the better one across and
+    // the better one up or down.
+    var across = (dx: 0, cost: Int32.max), upDown = (dy: 0, cost: Int32.max)
     for dx in stride(from: -1, through: 1, by: 2) {
         let total = cost((dx < 0 ? left : right) + 1)
         if total < across.cost { across = (dx, total) }
+        if total < best.cost { best = (dx, 0, total) }
     }
-    best = (across.dx, 0, across.cost)
-    let columns = across.dx < 0 ? left : right
-    let chosen = across.cost < wholeCost ? columns : whole
-    let dx = across.cost < wholeCost ? across.dx : 0
-    for r in 0..<9 { halves[r] = average(chosen[r], chosen[r + 1]) }
+    for r in 0..<9 { halves[r] = average(whole[r], whole[r + 1]) }
     for dy in stride(from: -1, through: 1, by: 2) {
         let total = cost(dy < 0 ? halves : halves + 1)
-        if total < best.cost { best = (dx, dy, total) }
+        if total < upDown.cost { upDown = (dy, total) }
+        if total < best.cost { best = (0, dy, total) }
+    }
+    do {
+        let columns = across.dx < 0 ? left : right
+        // Rounded down this time: the horizontal averages were rounded up (+¼ on average), so the four-sample
+        // mean is not biased upwards (which would hand diagonal shifts to an axis neighbour).
+        for r in 0..<9 { halves[r] = narrowed((widened(columns[r]) &+ widened(columns[r + 1])) &>> 1) }
+        let total = cost(upDown.dy < 0 ? halves : halves + 1)
+        if total < best.cost { best = (across.dx, upDown.dy, total) }
     }
     return best
 }
@@ -157,7 +168,9 @@ func sumOfAbsoluteDifferences(_ x: SIMD16<UInt8>, _ y: SIMD16<UInt8>) -> Int32 {
 /// denoiser moves its own output along the vectors frame after frame, and a bilinear average would blur it
 /// a little more each time. `divisor` 2 maps the field to a 4:2:0 chroma plane (blocks halved, vectors
 /// halved in half chroma pixels, rounded toward −∞). Displaced blocks are clamped to lie inside the plane
-/// with the samples the filter needs (a half-pixel part that would reach outside is dropped).
+/// with the samples the filter needs (a half-pixel part that would reach outside is dropped). Rows are read
+/// 16 bytes at a time: `source` must be readable 15 bytes past each row's end (a `PlaneStorage` plane is:
+/// rows padded to 64 bytes and 64 bytes of slack after the last).
 ///
 /// ```swift
 /// compensateHalfPixel(previous.plane(0), into: prediction.plane, field: refined)

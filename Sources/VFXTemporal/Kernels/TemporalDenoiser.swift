@@ -3,9 +3,11 @@ import VFXCore
 /// Motion-compensated recursive noise filter over a stream of frames (causal: no latency).
 ///
 /// For each frame: the luma is searched against the previous *output* (coarse to fine, 8×8 blocks, the
-/// previous field as a predictor); the previous output and its per-pixel history are moved along the
-/// vectors; each plane is blended with `TemporalBlend` (chroma with the luma vectors halved). The result is
-/// kept as the next frame's reference.
+/// previous field as a predictor), and the vectors are refined to half pixels (`refineToHalfPixel`); the
+/// previous output is moved along them (`compensateHalfPixel`, cubic between pixels) and its per-pixel
+/// history along their whole part; each plane is blended with `TemporalBlend` (chroma with the luma vectors
+/// halved) and smoothed where the blend left noise (`SpatialSmoothing`), a strip of rows at a time. The
+/// blend's result is kept as the next frame's reference. The first frame of a stream is smoothed twice.
 ///
 /// ```swift
 /// let denoiser = TemporalDenoiser(width: 1280, height: 720, chroma: true)
@@ -15,7 +17,8 @@ public final class TemporalDenoiser {
     public let width: Int
     public let height: Int
     private let planeSizes: [(width: Int, height: Int)]
-    private let search: MotionSearch = {
+    /// The motion search's settings (the exhaustive level searches ±2 around zero once a previous field exists).
+    let search: MotionSearch = {
         var search = MotionSearch(range: 6, smoothness: 8)
         search.thoroughAtFullSize = false
         search.trackingRange = 2

@@ -164,10 +164,12 @@ public struct MotionSearch: Sendable {
                         for dx in -range...range { block.consider(MotionVector(x: dx, y: dy), sums: sums) }
                     }
                     if let temporal {
-                        // The neighbours' vectors found already, and around the previous field's vector, where
-                        // the window above did not reach.
-                        if column > 0 { block.consider(field[column - 1, row], sums: sums) }
-                        if row > 0 { block.consider(field[column, row - 1], sums: sums) }
+                        // With a narrowed window, the neighbours' vectors found already; and around the previous
+                        // field's vector, where the window did not reach.
+                        if range < self.range {
+                            if column > 0 { block.consider(field[column - 1, row], sums: sums) }
+                            if row > 0 { block.consider(field[column, row - 1], sums: sums) }
+                        }
                         for dy in -1...1 {
                             for dx in -1...1 where abs(temporal.x + dx) > range || abs(temporal.y + dy) > range {
                                 block.consider(MotionVector(x: temporal.x + dx, y: temporal.y + dy), sums: sums)

@@ -50,7 +50,8 @@ public final class TemporalDenoiser {
     public var halfPixelMargin: Float = 0.25
     /// The spatial pass after the blend (its sigma is set per plane on every frame).
     public var smoothing = SpatialSmoothing(sigma: 0)
-    /// The first frame of a stream is smoothed twice, the second time with this fraction of the noise level.
+    /// The first frame of a stream is smoothed twice, the second time with this fraction of the noise level;
+    /// the result is its output and the next frame's reference, with a history of two frames.
     public var firstFrameSecondPass: Float = 0.6
     /// The last frame's motion field (nil before the second frame).
     public var lastField: MotionField? { field }
@@ -119,6 +120,8 @@ public final class TemporalDenoiser {
                 smoothing.sigma *= firstFrameSecondPass
                 smoothing.apply(source: state[index].plane, history: h, output: previous[index].plane, row: rows[index])
                 previous[index].plane.copy(to: output[index])
+                // Twice smoothed, the reference holds less noise than one frame: it counts as two.
+                for y in 0..<h.height { h.row(y).update(repeating: 32, count: h.width) }
             }
             started = true
         }

@@ -352,8 +352,8 @@ struct BlockSearch {
     }
 }
 
-/// Sum of absolute differences of two 8×8 blocks, two rows per 16-byte vector. Written as a sum of
-/// |a − b| over widened lanes, which the optimizer turns into one `psadbw` per vector on x86-64.
+/// Sum of absolute differences of two 8×8 blocks, two rows per 16-byte vector (`sumOfAbsoluteDifferences`:
+/// one `psadbw` each on x86-64).
 @inline(__always)
 func sad8x8(_ p: UnsafeMutablePointer<UInt8>, _ pStride: Int, _ q: UnsafeMutablePointer<UInt8>, _ qStride: Int) -> UInt32 {
     var total: Int32 = 0
@@ -361,10 +361,7 @@ func sad8x8(_ p: UnsafeMutablePointer<UInt8>, _ pStride: Int, _ q: UnsafeMutable
     for _ in 0..<4 {
         let x = SIMD16<UInt8>(lowHalf: p.loadUnaligned(as: SIMD8<UInt8>.self), highHalf: (p + pStride).loadUnaligned(as: SIMD8<UInt8>.self))
         let y = SIMD16<UInt8>(lowHalf: q.loadUnaligned(as: SIMD8<UInt8>.self), highHalf: (q + qStride).loadUnaligned(as: SIMD8<UInt8>.self))
-        for lane in 0..<16 {
-            let difference = Int32(x[lane]) &- Int32(y[lane])
-            total &+= difference < 0 ? 0 &- difference : difference
-        }
+        total &+= sumOfAbsoluteDifferences(x, y)
         p += 2 * pStride
         q += 2 * qStride
     }

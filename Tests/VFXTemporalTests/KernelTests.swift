@@ -77,7 +77,7 @@ import VFXTestSupport
         // Blocks of the shifted plane matched in the original: compensating the original must give the shifted.
         let field = MotionSearch().estimate(from: b, to: a, mode: .forward)
         let predicted = PlaneStorage(width: first.width, height: first.height)
-        compensate(first, into: predicted.plane, field: field)
+        compensateHalfPixel(first, into: predicted.plane, field: HalfPixelField(field))   // whole-pixel vectors
         var equal = 0, counted = 0
         for y in 16..<(first.height - 16) {
             for x in 16..<(first.width - 16) {

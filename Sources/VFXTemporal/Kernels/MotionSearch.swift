@@ -97,6 +97,9 @@ public struct MotionSearch: Sendable {
     /// Whether the full-size level tries every candidate (true) or only the parent's vector and the left and
     /// upper neighbours before its descent (false: about half the work, for the noise filter).
     public var thoroughAtFullSize = true
+    /// The exhaustive radius when a previous field is given: its vectors and the neighbours' carry on motion
+    /// that goes beyond it (`range` by default: the same search as without one).
+    public var trackingRange = Int.max
 
     public init(range: Int = 6, smoothness: Int = 4, outlierTolerance: Int = 3) {
         self.range = range
@@ -156,11 +159,17 @@ public struct MotionSearch: Sendable {
                         block.considerOnce(.zero)
                     }
                 } else if let sums {
+                    let range = temporal != nil ? min(self.range, trackingRange) : self.range
                     for dy in -range...range {
                         for dx in -range...range { block.consider(MotionVector(x: dx, y: dy), sums: sums) }
                     }
                     if let temporal {
-                        // Around the previous field's vector, where the window above did not reach.
+                        // With a narrowed window, the neighbours' vectors found already; and around the previous
+                        // field's vector, where the window did not reach.
+                        if range < self.range {
+                            if column > 0 { block.consider(field[column - 1, row], sums: sums) }
+                            if row > 0 { block.consider(field[column, row - 1], sums: sums) }
+                        }
                         for dy in -1...1 {
                             for dx in -1...1 where abs(temporal.x + dx) > range || abs(temporal.y + dy) > range {
                                 block.consider(MotionVector(x: temporal.x + dx, y: temporal.y + dy), sums: sums)
@@ -343,8 +352,8 @@ struct BlockSearch {
     }
 }
 
-/// Sum of absolute differences of two 8×8 blocks, two rows per 16-byte vector. Written as a sum of
-/// |a − b| over widened lanes, which the optimizer turns into one `psadbw` per vector on x86-64.
+/// Sum of absolute differences of two 8×8 blocks, two rows per 16-byte vector (`sumOfAbsoluteDifferences`:
+/// one `psadbw` each on x86-64).
 @inline(__always)
 func sad8x8(_ p: UnsafeMutablePointer<UInt8>, _ pStride: Int, _ q: UnsafeMutablePointer<UInt8>, _ qStride: Int) -> UInt32 {
     var total: Int32 = 0
@@ -352,10 +361,7 @@ func sad8x8(_ p: UnsafeMutablePointer<UInt8>, _ pStride: Int, _ q: UnsafeMutable
     for _ in 0..<4 {
         let x = SIMD16<UInt8>(lowHalf: p.loadUnaligned(as: SIMD8<UInt8>.self), highHalf: (p + pStride).loadUnaligned(as: SIMD8<UInt8>.self))
         let y = SIMD16<UInt8>(lowHalf: q.loadUnaligned(as: SIMD8<UInt8>.self), highHalf: (q + qStride).loadUnaligned(as: SIMD8<UInt8>.self))
-        for lane in 0..<16 {
-            let difference = Int32(x[lane]) &- Int32(y[lane])
-            total &+= difference < 0 ? 0 &- difference : difference
-        }
+        total &+= sumOfAbsoluteDifferences(x, y)
         p += 2 * pStride
         q += 2 * qStride
     }

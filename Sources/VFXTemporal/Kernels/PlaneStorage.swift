@@ -92,3 +92,26 @@ public final class PlanePyramid {
         for index in 1..<count { halve(self.plane(index - 1), into: reduced[index - 1].plane) }
     }
 }
+
+/// Rows of a plane kept in a strip buffer: row `y` of the plane is at `base + (y − first) · stride`. Lets a
+/// pass over a strip of rows write into (or read from) a small buffer that stays in the cache.
+struct StripRows {
+    let base: UnsafeMutablePointer<UInt8>
+    let stride: Int
+    /// The plane row held in the buffer's first row.
+    let first: Int
+
+    /// The plane's own rows.
+    init(_ plane: Plane) {
+        self.init(plane, first: 0)
+    }
+
+    /// `buffer`'s rows holding the plane's rows from `first` on.
+    init(_ buffer: Plane, first: Int) {
+        base = buffer.baseAddress
+        stride = buffer.bytesPerRow
+        self.first = first
+    }
+
+    @inline(__always) func row(_ y: Int) -> UnsafeMutablePointer<UInt8> { base + (y - first) * stride }
+}

@@ -16,8 +16,8 @@ import VFXCore
 /// ```
 public struct TemporalBlend: Sendable {
     public var sigma: Float
-    public var lower: Float = 1.2
-    public var upper: Float = 2.6
+    public var lower: Float = 1.0
+    public var upper: Float = 2.4
     public var maximumHistory: Float = 12
 
     public init(sigma: Float) {
@@ -26,10 +26,19 @@ public struct TemporalBlend: Sendable {
 
     /// `output` must not be `current` (the last vector of a row overlaps the one before it).
     public func apply(current: Plane, prediction: Plane, history: Plane, output: Plane, newHistory: Plane) {
+        apply(rows: 0..<current.height, current: current, prediction: StripRows(prediction), history: StripRows(history),
+              output: output, newHistory: newHistory)
+    }
+
+    /// The blend of the rows `rows` only (a strip of the plane): `prediction` must hold the rows from one
+    /// above the strip to one below it (inside the plane), `history` the strip's rows.
+    func apply(rows: Range<Int>, current: Plane, prediction: StripRows, history: StripRows, output: Plane, newHistory: Plane) {
+        guard !rows.isEmpty else { return }
         let width = current.width, height = current.height
         let sigma = max(self.sigma, 0.5)
         let start = SIMD8<Float>(repeating: upper * sigma * 9)          // thresholds on the 3×3 sum
         let slope = SIMD8<Float>(repeating: 1 / ((upper - lower) * sigma * 9))
+        let historyLimit = SIMD8<Float>(repeating: min(maximumHistory * 16, 255))
         let stride = width + 2 + 16
         // |current − prediction| of three rows at a time (a ring: row r in slot r mod 3), each with its edge
         // samples repeated on both sides, and their column sums: the 3×3 sums, separably, while the rows
@@ -54,10 +63,10 @@ public struct TemporalBlend: Sendable {
                     d[-1] = d[0]
                     d[width] = d[width - 1]
                 }
-                computeDifferences(0)
-                if height > 1 { computeDifferences(1) }
-                for y in 0..<height {
-                    if y + 1 < height && y > 0 { computeDifferences(y + 1) }
+                computeDifferences(max(rows.lowerBound - 1, 0))
+                computeDifferences(rows.lowerBound)
+                for y in rows {
+                    if y + 1 < height { computeDifferences(y + 1) }
                     let d0 = differences(max(y - 1, 0)), d1 = differences(y), d2 = differences(min(y + 1, height - 1))
                     var i = 0
                     while i + 16 <= width + 2 {
@@ -81,7 +90,7 @@ public struct TemporalBlend: Sendable {
                         // The last vector of a row may overlap the one before; it recomputes the same values.
                         let at = min(x, width - 8)
                         let cur = SIMD8<Float>(bytesAt: c + at), pred = SIMD8<Float>(bytesAt: p + at)
-                        let n = SIMD8<Float>(bytesAt: h + at) * (1 / 16)
+                        let n16 = SIMD8<Float>(bytesAt: h + at)   // n in 1/16 frame
                         @inline(__always) func sums(_ offset: Int) -> SIMD8<UInt16> {
                             UnsafeRawPointer(columns + at + offset).loadUnaligned(as: SIMD8<UInt16>.self)
                         }
@@ -89,9 +98,11 @@ public struct TemporalBlend: Sendable {
                         var sum = SIMD8<Float>()
                         for lane in 0..<8 { sum[lane] = Float(total[lane]) }
                         let confidence = ((start - sum) * slope).clamped(0, 1)
-                        let weight = confidence * n / (n + 1)
-                        (o + at).store(roundedBytes((cur + weight * (pred - cur)).clamped(0, 255)))
-                        (nh + at).store(roundedBytes(((confidence * n + 1).clamped(0, maximumHistory) * 16).clamped(0, 255)))
+                        // c·n/(n + 1) and c·n + 1 with n in 1/16 frame; the blend lies between two bytes.
+                        let weight = confidence * n16 / (n16 + 16)
+                        (o + at).store(roundedBytes(cur + weight * (pred - cur)))
+                        let grown = confidence * n16 + 16
+                        (nh + at).store(roundedBytes(grown.replacing(with: historyLimit, where: historyLimit .< grown)))
                         x = at + 8
                     }
                 }

@@ -209,8 +209,9 @@ final class FusionTests: XCTestCase {
         cubeFolder = nil
     }
 
-    /// A vignette right after a colour run is applied inside the run's pass, band by band: the result is the same,
-    /// byte for byte, as the two stages one after the other, on every format and with one or two threads.
+    /// A vignette right after a colour run is applied inside the run's pass: on RGBA band by band after the kernel,
+    /// the same, byte for byte, as the two stages one after the other; on I420/NV12 by the run kernel as it converts
+    /// back to Y'CbCr, before rounding (the two stages round twice): within 1 code. Every format, one or two threads.
     func testVignetteFusedIntoTheColorPassEqualsTwoStages() throws {
         for (format, name) in [(PixelFormat.i420, "yuv420p"), (.nv12, "nv12"), (.rgba, "rgba")] {
             let frame = RawFrames.frame(try SpatialFixtures.decode("astronaut.png", pixelFormat: name, size: (250, 171)),
@@ -218,7 +219,8 @@ final class FusionTests: XCTestCase {
             let separate = try TestSupport.apply("vignette:radius=0.3:intensity=0.8", to: try TestSupport.apply("sepia,hue:angle=20", to: frame))
             for threads in [1, 2] {
                 let fused = try TestSupport.apply("sepia,hue:angle=20,vignette:radius=0.3:intensity=0.8", to: frame, threads: threads)
-                XCTAssertEqual(RawFrames.bytes(fused), RawFrames.bytes(separate), "\(format), \(threads) thread(s)")
+                let worst = TestSupport.maxDifference(RawFrames.bytes(fused), RawFrames.bytes(separate))
+                XCTAssertLessThanOrEqual(worst, format == .rgba ? 0 : 1, "\(format), \(threads) thread(s)")
             }
         }
     }

@@ -107,13 +107,15 @@ final class AffineYUVKernel: ColorKernel {
     }
 }
 
-/// 16 bytes as floats of the even and of the odd positions.
+/// 16 bytes as floats of the even and of the odd positions (read as 8 little-endian 16-bit pairs: the even byte is the
+/// low half; masks and shifts that stay vector instructions wherever this is inlined).
 @inline(__always) func evenAndOddBytes(_ pointer: UnsafePointer<UInt8>) -> (SIMD8<Float>, SIMD8<Float>) {
-    let bytes = UnsafeRawPointer(pointer).loadUnaligned(as: SIMD16<UInt8>.self)
+    let pairs = UnsafeRawPointer(pointer).loadUnaligned(as: SIMD8<UInt16>.self)
+    let evenBytes = pairs & 0xFF, oddBytes = pairs &>> 8
     var even = SIMD8<Float>(), odd = SIMD8<Float>()
     for lane in 0..<8 {
-        even[lane] = Float(bytes[2 * lane])
-        odd[lane] = Float(bytes[2 * lane + 1])
+        even[lane] = Float(Int32(truncatingIfNeeded: evenBytes[lane]))
+        odd[lane] = Float(Int32(truncatingIfNeeded: oddBytes[lane]))
     }
     return (even, odd)
 }

@@ -79,7 +79,7 @@ final class PlanarYUVKernel: ColorKernel {
                     var x = 0
                     while x < width {
                         // Whole chunks: the last may run into the row padding (rows are padded to 64 bytes).
-                        (row + x).store(roundedBytes((SIMD16<Float>(bytesAt: row + x) * gain + offset).clamped(low, high)))
+                        (row + x).store(roundedBytes(SIMD16<Float>(repeating: offset).addingProduct(SIMD16<Float>(bytesAt: row + x), gain).clamped(low, high)))
                         x += 16
                     }
                 }

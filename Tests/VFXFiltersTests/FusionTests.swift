@@ -81,8 +81,8 @@ final class FusionTests: XCTestCase {
         XCTAssertLessThanOrEqual(worst, 1)
     }
 
-    /// The per-channel curve kernel (a lone smooth curve on I420/NV12) against its definition evaluated here in
-    /// doubles: each pixel's R'G'B' from its luma and its block's chroma (BT.601 limited range), clipped;
+    /// A lone smooth curve on I420/NV12 (`ColorRunYUVKernel` with the curve as its one step) against its definition
+    /// evaluated here in doubles: each pixel's R'G'B' from its luma and its block's chroma (BT.601 limited range), clipped;
     /// `gamma:power=1.3` (x^1.3) and `gamma:power=0.6` (x^0.6, infinite slope at 0), their luma; each block's chroma
     /// from the mean of its pixels' output R'G'B'. Odd sizes exercise the one-column and one-row blocks. ≤ 1 code:
     /// rounding, plus the curve read at the nearest of 4096 entries (x^1.3: ≤ 1.3 × 0.5/4095 of full scale = 0.04

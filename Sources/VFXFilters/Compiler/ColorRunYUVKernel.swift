@@ -91,12 +91,19 @@ final class ColorRunYUVKernel: ColorKernel {
 
     func apply(to planes: [Plane], width: Int, height: Int, slices: SliceRunner) {
         withExtendedLifetime(tables) {
-            switch (toRGB.chromaInterleaved, vignette) {
-            case (false, nil): run(planes, width: width, height: height, slices: slices, layout: SeparateChroma.self, gains: NoGains())
-            case (true, nil): run(planes, width: width, height: height, slices: slices, layout: InterleavedChroma.self, gains: NoGains())
-            case (false, let gains?): run(planes, width: width, height: height, slices: slices, layout: SeparateChroma.self, gains: gains)
-            case (true, let gains?): run(planes, width: width, height: height, slices: slices, layout: InterleavedChroma.self, gains: gains)
+            if let vignette {
+                run(planes, width: width, height: height, slices: slices, gains: vignette)
+            } else {
+                run(planes, width: width, height: height, slices: slices, gains: NoGains())
             }
+        }
+    }
+
+    private func run<Gains: BlockGains>(_ planes: [Plane], width: Int, height: Int, slices: SliceRunner, gains: Gains) {
+        if toRGB.chromaInterleaved {
+            run(planes, width: width, height: height, slices: slices, layout: InterleavedChroma.self, gains: gains)
+        } else {
+            run(planes, width: width, height: height, slices: slices, layout: SeparateChroma.self, gains: gains)
         }
     }
 
@@ -169,13 +176,15 @@ final class ColorRunYUVKernel: ColorKernel {
                                 for parity in 0..<2 {
                                     let (r, g, b) = (red[v + parity], green[v + parity], blue[v + parity])
                                     let luma = (r * weights.red).addingProduct(g, weights.green).addingProduct(b, weights.blue)
-                                    let scale = gains.luma(row: row == 0 ? topY : bottomY, column: 2 * cx + parity) * outScale
-                                    if parity == 0 { output.0 = luma * scale + outOffset } else { output.1 = luma * scale + outOffset }
+                                    let gain = gains.luma(row: row == 0 ? topY : bottomY, column: 2 * cx + parity)
+                                    let code = luma * (gain * outScale) + outOffset
+                                    if parity == 0 { output.0 = code } else { output.1 = code }
                                     sumR += r
                                     sumG += g
                                     sumB += b
                                 }
-                                storeInterleaved(roundedBytes(output.0), roundedBytes(output.1), at: (row == 0 ? top : bottom) + 2 * cx)
+                                storeInterleaved(roundedBytes(output.0), roundedBytes(output.1),
+                                                 at: (row == 0 ? top : bottom) + 2 * cx)
                             }
                             let r = sumR * 0.25, g = sumG * 0.25, b = sumB * 0.25
                             let y = (r * weights.red).addingProduct(g, weights.green).addingProduct(b, weights.blue)
@@ -238,7 +247,9 @@ struct VignetteGains: BlockGains, @unchecked Sendable {
     }
 
     @inline(__always) func chroma(row: Int, block: Int) -> SIMD8<Float> {
-        chromaColumns.withUnsafeBufferPointer { factor(SIMD8(loadingFrom: $0.baseAddress.unsafelyUnwrapped + block) + chromaRows[row]) }
+        chromaColumns.withUnsafeBufferPointer { columns in
+            factor(SIMD8(loadingFrom: columns.baseAddress.unsafelyUnwrapped + block) + chromaRows[row])
+        }
     }
 }
 
@@ -344,7 +355,9 @@ extension RunStep {
                     (red[v], green[v], blue[v]) = (out, out, out)
                 } else {
                     let shift = out - luma
-                    (red[v], green[v], blue[v]) = ((r + shift).clampedToUnit, (g + shift).clampedToUnit, (b + shift).clampedToUnit)
+                    red[v] = (r + shift).clampedToUnit
+                    green[v] = (g + shift).clampedToUnit
+                    blue[v] = (b + shift).clampedToUnit
                 }
             }
         }

@@ -31,7 +31,8 @@ final class PlanarYUVKernel: ColorKernel {
         var crConstant: Float { crOffset - 128 * (crFromCb + crFromCr) }
         /// Within Float rounding of the identity (no sample moves by more than 0.05 codes).
         var isIdentity: Bool {
-            max(abs(cbFromCb - 1), abs(cbFromCr), abs(crFromCb), abs(crFromCr - 1)) < 1e-4 && max(abs(cbOffset - 128), abs(crOffset - 128)) < 0.01
+            max(abs(cbFromCb - 1), abs(cbFromCr), abs(crFromCb), abs(crFromCr - 1)) < 1e-4
+                && max(abs(cbOffset - 128), abs(crOffset - 128)) < 0.01
         }
     }
 
@@ -79,7 +80,8 @@ final class PlanarYUVKernel: ColorKernel {
                     var x = 0
                     while x < width {
                         // Whole chunks: the last may run into the row padding (rows are padded to 64 bytes).
-                        (row + x).store(roundedBytes(SIMD16<Float>(repeating: offset).addingProduct(SIMD16<Float>(bytesAt: row + x), gain).clamped(low, high)))
+                        let mapped = SIMD16<Float>(repeating: offset).addingProduct(SIMD16<Float>(bytesAt: row + x), gain)
+                        (row + x).store(roundedBytes(mapped.clamped(low, high)))
                         x += 16
                     }
                 }
@@ -120,7 +122,9 @@ final class PlanarYUVKernel: ColorKernel {
             }
         } else {
             let (cbPlane, crPlane) = (planes[1], planes[2])
-            let steps = chromaSteps.map { SIMD8($0.cbFromCb, $0.cbFromCr, $0.crFromCb, $0.crFromCr, $0.cbConstant, $0.crConstant, 0, 0) }
+            let steps = chromaSteps.map { step in
+                SIMD8(step.cbFromCb, step.cbFromCr, step.crFromCb, step.crFromCr, step.cbConstant, step.crConstant, 0, 0)
+            }
             slices.run(rows: chromaHeight) { rows in
                 steps.withUnsafeBufferPointer { steps in
                     for y in rows {

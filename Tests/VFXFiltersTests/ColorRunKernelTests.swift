@@ -127,6 +127,17 @@ final class ColorRunKernelTests: XCTestCase {
         }
     }
 
+    /// A frame of another size than the one the run (with its vignette) was configured for is refused with an error
+    /// that names it, not read past the vignette's tables.
+    func testFrameOfAnotherSizeIsRefused() throws {
+        let processor = try FilterChain(parsing: "sepia,gamma:power=1.2,vignette").makeProcessor(threads: 1)
+        _ = try processor.configure(for: FrameFormat(pixelFormat: .i420, width: 16, height: 8))
+        let frame = RawFrames.frame(randomI420(seed: 3), format: .i420, width: width, height: height)
+        XCTAssertThrowsError(try processor.process(frame) { _ in }) { error in
+            XCTAssertTrue("\(error)".contains("\(width)x\(height)"), "\(error)")
+        }
+    }
+
     /// Consecutive matrices are multiplied into one only when the first keeps the unit cube inside itself.
     func testMatricesComposeOnlyWhenTheClampCannotAct() {
         // rgb/2 + 1/4: the cube goes to the middle half of itself.

@@ -37,6 +37,8 @@ final class FusedColorProcessor: VideoProcessor {
     /// back to Y'CbCr (`ColorRunYUVKernel`), else band by band right after the kernel.
     let vignette: VignetteProcessor?
     private var vignetteInKernel = false
+    /// The format `configure` chose the kernel for.
+    private var configured: FrameFormat?
 
     init(_ run: [ColorTransform], slices: SliceRunner, vignette: VignetteProcessor? = nil) {
         self.run = run
@@ -66,6 +68,7 @@ final class FusedColorProcessor: VideoProcessor {
             pool = BufferPool(format: .rgba, width: input.width, height: input.height, capacity: 2)
             return output
         }
+        configured = input
         kernel = FusedColorProcessor.chooseKernel(for: run, format: input)
         pool = BufferPool(format: input.pixelFormat, width: input.width, height: input.height, capacity: 2)
         vignetteInKernel = false
@@ -118,6 +121,8 @@ final class FusedColorProcessor: VideoProcessor {
         }
         var frame = frame
         guard let kernel else { return frame }
+        // The vignette's distance tables inside the kernel are sized for the configured frames.
+        if vignetteInKernel { try FrameCheck.require(frame, matches: configured, filter: "vignette") }
         let (width, height, slices) = (frame.width, frame.height, self.slices)
         if let vignette, vignette.isActive, !vignetteInKernel {
             let isYUV = frame.format.isYUV
@@ -148,6 +153,8 @@ final class FusedColorProcessor: VideoProcessor {
         kernel = nil
         pool = nil
         grayToColor = nil
+        configured = nil
+        vignetteInKernel = false
         vignette?.release()
     }
 

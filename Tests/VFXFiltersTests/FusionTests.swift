@@ -81,8 +81,8 @@ final class FusionTests: XCTestCase {
         XCTAssertLessThanOrEqual(worst, 1)
     }
 
-    /// The per-channel curve kernel (a lone smooth curve on I420/NV12) against its definition evaluated here in
-    /// doubles: each pixel's R'G'B' from its luma and its block's chroma (BT.601 limited range), clipped;
+    /// A lone smooth curve on I420/NV12 (`ColorRunYUVKernel` with the curve as its one step) against its definition
+    /// evaluated here in doubles: each pixel's R'G'B' from its luma and its block's chroma (BT.601 limited range), clipped;
     /// `gamma:power=1.3` (x^1.3) and `gamma:power=0.6` (x^0.6, infinite slope at 0), their luma; each block's chroma
     /// from the mean of its pixels' output R'G'B'. Odd sizes exercise the one-column and one-row blocks. ≤ 1 code:
     /// rounding, plus the curve read at the nearest of 4096 entries (x^1.3: ≤ 1.3 × 0.5/4095 of full scale = 0.04
@@ -209,8 +209,9 @@ final class FusionTests: XCTestCase {
         cubeFolder = nil
     }
 
-    /// A vignette right after a colour run is applied inside the run's pass, band by band: the result is the same,
-    /// byte for byte, as the two stages one after the other, on every format and with one or two threads.
+    /// A vignette right after a colour run is applied inside the run's pass: on RGBA band by band after the kernel,
+    /// the same, byte for byte, as the two stages one after the other; on I420/NV12 by the run kernel as it converts
+    /// back to Y'CbCr, before rounding (the two stages round twice): within 1 code. Every format, one or two threads.
     func testVignetteFusedIntoTheColorPassEqualsTwoStages() throws {
         for (format, name) in [(PixelFormat.i420, "yuv420p"), (.nv12, "nv12"), (.rgba, "rgba")] {
             let frame = RawFrames.frame(try SpatialFixtures.decode("astronaut.png", pixelFormat: name, size: (250, 171)),
@@ -218,7 +219,8 @@ final class FusionTests: XCTestCase {
             let separate = try TestSupport.apply("vignette:radius=0.3:intensity=0.8", to: try TestSupport.apply("sepia,hue:angle=20", to: frame))
             for threads in [1, 2] {
                 let fused = try TestSupport.apply("sepia,hue:angle=20,vignette:radius=0.3:intensity=0.8", to: frame, threads: threads)
-                XCTAssertEqual(RawFrames.bytes(fused), RawFrames.bytes(separate), "\(format), \(threads) thread(s)")
+                let worst = TestSupport.maxDifference(RawFrames.bytes(fused), RawFrames.bytes(separate))
+                XCTAssertLessThanOrEqual(worst, format == .rgba ? 0 : 1, "\(format), \(threads) thread(s)")
             }
         }
     }

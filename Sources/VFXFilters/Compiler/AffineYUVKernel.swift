@@ -42,20 +42,14 @@ final class AffineYUVKernel: ColorKernel {
     }
 
     func apply(to planes: [Plane], width: Int, height: Int, slices: SliceRunner) {
-        apply(to: planes, width: width, height: height, slices: slices, then: UnchangedPixels())
-    }
-
-    /// The matrix and clamp, then `map` on each pixel's R'G'B' before it is converted back.
-    func apply<Map: PixelMap>(to planes: [Plane], width: Int, height: Int, slices: SliceRunner, then map: Map) {
         if chromaInterleaved {
-            run(planes, width: width, height: height, slices: slices, layout: InterleavedChroma.self, map: map)
+            run(planes, width: width, height: height, slices: slices, layout: InterleavedChroma.self)
         } else {
-            run(planes, width: width, height: height, slices: slices, layout: SeparateChroma.self, map: map)
+            run(planes, width: width, height: height, slices: slices, layout: SeparateChroma.self)
         }
     }
 
-    private func run<Layout: ChromaLayout, Map: PixelMap>(_ planes: [Plane], width: Int, height: Int,
-                                                          slices: SliceRunner, layout: Layout.Type, map: Map) {
+    private func run<Layout: ChromaLayout>(_ planes: [Plane], width: Int, height: Int, slices: SliceRunner, layout: Layout.Type) {
         let luma = planes[0]
         let cbPlane = planes[1]
         let crPlane = planes[planes.count - 1]
@@ -89,9 +83,9 @@ final class AffineYUVKernel: ColorKernel {
                         var output = (SIMD8<Float>(), SIMD8<Float>())
                         for parity in 0..<2 {
                             let y = parity == 0 ? even : odd
-                            let (r, g, b) = map.map(kR.addingProduct(y, gain.x).clampedToUnit,
-                                                    kG.addingProduct(y, gain.y).clampedToUnit,
-                                                    kB.addingProduct(y, gain.z).clampedToUnit)
+                            let r = kR.addingProduct(y, gain.x).clampedToUnit
+                            let g = kG.addingProduct(y, gain.y).clampedToUnit
+                            let b = kB.addingProduct(y, gain.z).clampedToUnit
                             let luma = (r * (weights.red * outScale)).addingProduct(g, weights.green * outScale)
                                 .addingProduct(b, weights.blue * outScale) + outOffset
                             if parity == 0 { output.0 = luma } else { output.1 = luma }
@@ -113,26 +107,15 @@ final class AffineYUVKernel: ColorKernel {
     }
 }
 
-/// What happens to 8 pixels' R'G'B' (each in 0…1) between the matrix and the conversion back to Y'CbCr.
-protocol PixelMap {
-    func map(_ r: SIMD8<Float>, _ g: SIMD8<Float>, _ b: SIMD8<Float>) -> (SIMD8<Float>, SIMD8<Float>, SIMD8<Float>)
-}
-
-/// The matrix alone.
-struct UnchangedPixels: PixelMap {
-    @inline(__always)
-    func map(_ r: SIMD8<Float>, _ g: SIMD8<Float>, _ b: SIMD8<Float>) -> (SIMD8<Float>, SIMD8<Float>, SIMD8<Float>) {
-        (r, g, b)
-    }
-}
-
-/// 16 bytes as floats of the even and of the odd positions.
+/// 16 bytes as floats of the even and of the odd positions (read as 8 little-endian 16-bit pairs: the even byte is the
+/// low half; masks and shifts that stay vector instructions wherever this is inlined).
 @inline(__always) func evenAndOddBytes(_ pointer: UnsafePointer<UInt8>) -> (SIMD8<Float>, SIMD8<Float>) {
-    let bytes = UnsafeRawPointer(pointer).loadUnaligned(as: SIMD16<UInt8>.self)
+    let pairs = UnsafeRawPointer(pointer).loadUnaligned(as: SIMD8<UInt16>.self)
+    let evenBytes = pairs & 0xFF, oddBytes = pairs &>> 8
     var even = SIMD8<Float>(), odd = SIMD8<Float>()
     for lane in 0..<8 {
-        even[lane] = Float(bytes[2 * lane])
-        odd[lane] = Float(bytes[2 * lane + 1])
+        even[lane] = Float(Int32(truncatingIfNeeded: evenBytes[lane]))
+        odd[lane] = Float(Int32(truncatingIfNeeded: oddBytes[lane]))
     }
     return (even, odd)
 }

@@ -8,12 +8,13 @@ import VFXPipeline
 ///   `sepia`, `color-monochrome`), three tables writing an RGBA frame (the stage's output format is then RGBA);
 /// - YUV frames whose run only bends luma and/or removes chroma: a 256-entry luma table (skipped when luma is
 ///   unchanged) and/or a chroma fill: `mono` touches only the chroma planes;
-/// - YUV frames with a lone affine transform that keeps luma and chroma apart (`invert`, `hue`, `color-controls`):
-///   `PlanarYUVKernel`, each plane on its own as FFmpeg does;
+/// - YUV frames whose run is made of affine transforms that each keep luma and chroma apart (`invert`, `hue`,
+///   `color-controls`…): `PlanarYUVKernel`, each plane on its own as FFmpeg does, one pass per plane for the run;
 /// - YUV frames with another lone affine transform (`sepia`, `color-matrix`…): `AffineYUVKernel`, exact per pixel;
-/// - YUV frames with a lone smooth per-channel transform (`gamma`, `tone-curve`, `levels`…): `ChannelCurveYUVKernel`,
-///   per pixel through 4096-entry tables;
-/// - other YUV runs: `YUVTableKernel`, a 3D table in Y'CbCr;
+/// - other YUV runs of matrices and smooth curves (`gamma`, `tone-curve`, `levels`…, alone or in a run with matrices):
+///   `ColorRunYUVKernel`, the run evaluated per pixel in SIMD floats, curves through 4096-entry tables, and a vignette
+///   that follows the run applied in the same loop;
+/// - YUV runs with a general function of R'G'B' or a curve that jumps: `YUVTableKernel`, a 3D table in Y'CbCr;
 /// - RGB frames whose run works on each channel alone: `RGBChannelKernel`, three exact 256-entry tables;
 /// - RGB frames whose run only bends luma and/or removes chroma: `RGBLumaKernel`, a table on quarter-code luma;
 /// - other RGB runs: `RGBTableKernel`, a 3D table in R'G'B' with tetrahedral interpolation.
@@ -32,8 +33,12 @@ final class FusedColorProcessor: VideoProcessor {
     /// For gray input whose run makes colour: R, G, B of each gray code, and the output's colour description.
     private var grayToColor: (table: [SIMD3<UInt8>], color: ColorDescription)?
 
-    /// A vignette applied in the same pass, band by band (see `FilterChainProcessor.compile`).
+    /// A vignette applied in the same pass (see `FilterChainProcessor.compile`): by the kernel itself as it converts
+    /// back to Y'CbCr (`ColorRunYUVKernel`), else band by band right after the kernel.
     let vignette: VignetteProcessor?
+    private var vignetteInKernel = false
+    /// The format `configure` chose the kernel for.
+    private var configured: FrameFormat?
 
     init(_ run: [ColorTransform], slices: SliceRunner, vignette: VignetteProcessor? = nil) {
         self.run = run
@@ -63,9 +68,17 @@ final class FusedColorProcessor: VideoProcessor {
             pool = BufferPool(format: .rgba, width: input.width, height: input.height, capacity: 2)
             return output
         }
+        configured = input
         kernel = FusedColorProcessor.chooseKernel(for: run, format: input)
         pool = BufferPool(format: input.pixelFormat, width: input.width, height: input.height, capacity: 2)
-        if let vignette { _ = try vignette.configure(for: input) }
+        vignetteInKernel = false
+        if let vignette {
+            _ = try vignette.configure(for: input)
+            if let direct = kernel as? ColorRunYUVKernel {
+                direct.fuse(vignette, width: input.width, height: input.height)
+                vignetteInKernel = true
+            }
+        }
         return input
     }
 
@@ -108,8 +121,10 @@ final class FusedColorProcessor: VideoProcessor {
         }
         var frame = frame
         guard let kernel else { return frame }
+        // The vignette's distance tables inside the kernel are sized for the configured frames.
+        if vignetteInKernel { try FrameCheck.require(frame, matches: configured, filter: "vignette") }
         let (width, height, slices) = (frame.width, frame.height, self.slices)
-        if let vignette, vignette.isActive {
+        if let vignette, vignette.isActive, !vignetteInKernel {
             let isYUV = frame.format.isYUV
             frame.withMutablePlanes(pool: pool) { planes in
                 let bands = (height + Self.bandRows - 1) / Self.bandRows
@@ -138,6 +153,8 @@ final class FusedColorProcessor: VideoProcessor {
         kernel = nil
         pool = nil
         grayToColor = nil
+        configured = nil
+        vignetteInKernel = false
         vignette?.release()
     }
 
@@ -163,13 +180,18 @@ final class FusedColorProcessor: VideoProcessor {
                 }
                 return LumaTableKernel(map: map, fillsChroma: removesChroma, chromaInterleaved: interleaved)
             }
-            if run.count == 1, case .affine(let matrix) = run[0].kind {
-                if let planar = PlanarYUVKernel(matrix: matrix, coding: coding, chromaInterleaved: interleaved) { return planar }
+            let matrices = run.compactMap { transform -> ColorMatrix? in
+                if case .affine(let matrix) = transform.kind { return matrix }
+                return nil
+            }
+            if matrices.count == run.count,
+               let planar = PlanarYUVKernel(matrices: matrices, coding: coding, chromaInterleaved: interleaved) {
+                return planar
+            }
+            if run.count == 1, let matrix = matrices.first {
                 return AffineYUVKernel(matrix: matrix, coding: coding, chromaInterleaved: interleaved)
             }
-            if run.count == 1, let curve = ChannelCurveYUVKernel(run[0], coding: coding, chromaInterleaved: interleaved) {
-                return curve
-            }
+            if let direct = ColorRunYUVKernel(run, coding: coding, chromaInterleaved: interleaved) { return direct }
             return YUVTableKernel(coding: coding, chromaInterleaved: interleaved, evaluate: evaluate)
         case .rgba, .bgra:
             let redOffset = format.pixelFormat == .rgba ? 0 : 2

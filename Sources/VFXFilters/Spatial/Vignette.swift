@@ -168,6 +168,18 @@ struct VignettePlane: @unchecked Sendable {
     }
 }
 
+extension VignettePlane {
+    /// The factor `darkened` applies to colour samples, for 8 samples at squared distances `distance2`: used where a
+    /// colour run's pass applies the vignette as it converts back to Y'CbCr (`ColorRunYUVKernel`).
+    @inline(__always)
+    func factor(_ distance2: SIMD8<Float>) -> SIMD8<Float> {
+        let radius2 = radius * radius
+        let inverseSpan = 1 / max(1 - radius2, 1e-6)
+        let t = ((distance2 - radius2) * inverseSpan).clampedToUnit
+        return 1 - intensity * t * t * (3 - 2 * t)
+    }
+}
+
 /// A Gaussian blur's last pass with the vignette that follows it in the chain: each row of blurred samples is
 /// darkened before it is rounded and stored, so the vignette costs no pass of its own (see
 /// `FilterChainProcessor.compile`).

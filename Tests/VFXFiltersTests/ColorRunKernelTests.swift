@@ -1,0 +1,193 @@
+import Foundation
+import VFXCore
+import VFXPipeline
+@testable import VFXFilters
+import VFXTestSupport
+import XCTest
+
+/// The two kernels for runs of several colour filters on I420/NV12: `ColorRunYUVKernel` (matrices and curves
+/// evaluated per pixel, a vignette in the same loop) against its definition evaluated here in doubles with
+/// `FusedColorProcessor.evaluate` for the filters' own formulas, and `PlanarYUVKernel` on a run of per-plane filters
+/// against the per-plane formulas applied one after the other.
+final class ColorRunKernelTests: XCTestCase {
+    let (width, height) = (37, 19)
+    var chromaSize: (width: Int, height: Int) { ((width + 1) / 2, (height + 1) / 2) }
+
+    /// Random Y'CbCr planes (many samples out of the R'G'B' gamut, so every clamp acts somewhere).
+    func randomI420(seed: UInt64) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator.Seeded(state: seed)
+        return (0..<(width * height + 2 * chromaSize.width * chromaSize.height)).map { _ in generator.byte() }
+    }
+
+    /// `i420` with Cb and Cr interleaved, and back.
+    func nv12(_ i420: [UInt8]) -> [UInt8] {
+        let (luma, quarter) = (width * height, chromaSize.width * chromaSize.height)
+        return Array(i420[..<luma]) + (0..<quarter).flatMap { [i420[luma + $0], i420[luma + quarter + $0]] }
+    }
+
+    func i420(fromNV12 bytes: [UInt8]) -> [UInt8] {
+        let (luma, quarter) = (width * height, chromaSize.width * chromaSize.height)
+        return Array(bytes[..<luma]) + (0..<quarter).map { bytes[luma + 2 * $0] } + (0..<quarter).map { bytes[luma + 2 * $0 + 1] }
+    }
+
+    /// The colour transforms of `chain` as the compiler gets them.
+    func transforms(_ chain: String, format: FrameFormat) throws -> [ColorTransform] {
+        try FilterChain(parsing: chain).filters.map { description in
+            let spec = try XCTUnwrap(description.spec)
+            guard case .color(let transform) = try spec.makeStage(description.arguments(),
+                                                                  FilterContext(format: format, slices: SliceRunner(threads: 1))) else {
+                throw XCTSkip("\(description.name) is not a colour transform")
+            }
+            return transform
+        }
+    }
+
+    /// The definition, in doubles (BT.601 limited range): each pixel's R'G'B' from its luma and its block's chroma; the
+    /// run's first matrix on it unclipped, then clipped; the rest of the run by `FusedColorProcessor.evaluate`; its luma;
+    /// each block's chroma from the mean of its pixels' output R'G'B'; then, with a vignette, luma scaled toward 16 and
+    /// chroma toward 128 by `1 − intensity·s(t)` at the sample's centre (`t = (d² − r²)/(1 − r²)` clipped, `s` the
+    /// smooth step, d the distance to the frame's centre over the half diagonal).
+    func expected(_ input: [UInt8], run: [ColorTransform], vignette: (radius: Double, intensity: Double)?) -> [Double] {
+        let (cw, ch) = chromaSize
+        var first: ColorTransform?
+        var rest = run
+        if case .affine = run[0].kind { first = run[0]; rest = Array(run.dropFirst()) }
+        func output(_ y: UInt8, _ u: UInt8, _ v: UInt8) -> SIMD3<Double> {
+            let l = (Double(y) - 16) / 219, pb = (Double(u) - 128) / 224, pr = (Double(v) - 128) / 224
+            let r = l + 1.402 * pr, b = l + 1.772 * pb
+            let g = (l - 0.299 * r - 0.114 * b) / 0.587
+            var rgb = SIMD3<Float>(Float(r), Float(g), Float(b))
+            if let first { rgb = first.apply(rgb).clampedToUnit }
+            let out = FusedColorProcessor.evaluate(rest, rgb)
+            return SIMD3(Double(out.x), Double(out.y), Double(out.z))
+        }
+        func gain(x: Double, y: Double) -> Double {
+            guard let (radius, intensity) = vignette else { return 1 }
+            let halfDiagonal = (Double(width * width + height * height)).squareRoot() / 2
+            let dx = (x - Double(width) / 2) / halfDiagonal, dy = (y - Double(height) / 2) / halfDiagonal
+            let t = min(max((dx * dx + dy * dy - radius * radius) / (1 - radius * radius), 0), 1)
+            return 1 - intensity * t * t * (3 - 2 * t)
+        }
+        var result = [Double](repeating: 0, count: input.count)
+        for by in 0..<ch {
+            for bx in 0..<cw {
+                let u = input[width * height + by * cw + bx], v = input[width * height + cw * ch + by * cw + bx]
+                var sum = SIMD3<Double>(), count = 0.0
+                for y in (2 * by)..<min(2 * by + 2, height) {
+                    for x in (2 * bx)..<min(2 * bx + 2, width) {
+                        let c = output(input[y * width + x], u, v)
+                        let luma = 0.299 * c.x + 0.587 * c.y + 0.114 * c.z
+                        result[y * width + x] = 16 + 219 * luma * gain(x: Double(x) + 0.5, y: Double(y) + 0.5)
+                        sum += c
+                        count += 1
+                    }
+                }
+                let mean = sum / count
+                let luma = 0.299 * mean.x + 0.587 * mean.y + 0.114 * mean.z
+                let g = gain(x: (Double(bx) + 0.5) * Double(width) / Double(cw), y: (Double(by) + 0.5) * Double(height) / Double(ch))
+                result[width * height + by * cw + bx] = 128 + 224 * (mean.z - luma) / 1.772 * g
+                result[width * height + cw * ch + by * cw + bx] = 128 + 224 * (mean.x - luma) / 1.402 * g
+            }
+        }
+        return result
+    }
+
+    /// Runs that mix matrices, per-channel curves and luma curves, alone and with a vignette, on I420 and NV12 (odd
+    /// sizes: one-column and one-row blocks), one and two threads: every sample within 1 code of the definition
+    /// (rounding, plus curves read at the nearest of 4096 entries: ≤ slope × 0.03 codes, ≤ 0.04 for these curves).
+    func testRunKernelMatchesItsDefinition() throws {
+        let input = randomI420(seed: 11)
+        let format = FrameFormat(pixelFormat: .i420, width: width, height: height)
+        let chains = ["sepia:0.7,hue:angle=40,gamma:power=1.3",
+                      "gamma:power=1.2,tint:color=#3366cc:amount=0.3,brightness:amount=0.05",
+                      "sepia,hue:angle=20,color-controls:contrast=1.1",
+                      "tone-curve:point1=0.25x0.15:point3=0.75x0.85,sepia,mono",
+                      "gamma:power=0.8"]
+        for chain in chains {
+            for vignette in [nil, (radius: 0.3, intensity: 0.8)] as [(radius: Double, intensity: Double)?] {
+                let run = try transforms(chain, format: format)
+                XCTAssertTrue(FusedColorProcessor.chooseKernel(for: run, format: format) is ColorRunYUVKernel, chain)
+                let want = expected(input, run: run, vignette: vignette)
+                if vignette != nil {
+                    // The vignette darkens the corners by tens of codes: a kernel that left it out would fail.
+                    let plain = expected(input, run: run, vignette: nil)
+                    XCTAssertGreaterThan(zip(want, plain).map { abs($0 - $1) }.max() ?? 0, 20, chain)
+                }
+                let full = chain + (vignette.map { ",vignette:radius=\($0.radius):intensity=\($0.intensity)" } ?? "")
+                for (pixelFormat, bytes) in [(PixelFormat.i420, input), (.nv12, nv12(input))] {
+                    for threads in [1, 2] {
+                        let frame = RawFrames.frame(bytes, format: pixelFormat, width: width, height: height)
+                        var output = RawFrames.bytes(try TestSupport.apply(full, to: frame, threads: threads))
+                        if pixelFormat == .nv12 { output = i420(fromNV12: output) }
+                        let worst = zip(output, want).map { abs(Double($0) - $1.rounded()) }.max() ?? 0
+                        XCTAssertLessThanOrEqual(worst, 1, "\(full) on \(pixelFormat), \(threads) thread(s)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// A frame of another size than the one the run (with its vignette) was configured for is refused with an error
+    /// that names it, not read past the vignette's tables.
+    func testFrameOfAnotherSizeIsRefused() throws {
+        let processor = try FilterChain(parsing: "sepia,gamma:power=1.2,vignette").makeProcessor(threads: 1)
+        _ = try processor.configure(for: FrameFormat(pixelFormat: .i420, width: 16, height: 8))
+        let frame = RawFrames.frame(randomI420(seed: 3), format: .i420, width: width, height: height)
+        XCTAssertThrowsError(try processor.process(frame) { _ in }) { error in
+            XCTAssertTrue("\(error)".contains("\(width)x\(height)"), "\(error)")
+        }
+    }
+
+    /// Consecutive matrices are multiplied into one only when the first keeps the unit cube inside itself.
+    func testMatricesComposeOnlyWhenTheClampCannotAct() {
+        // rgb/2 + 1/4: the cube goes to the middle half of itself.
+        let half = ColorMatrix(rows: (SIMD3(0.5, 0, 0), SIMD3(0, 0.5, 0), SIMD3(0, 0, 0.5)), offset: SIMD3(repeating: 0.25))
+        XCTAssertTrue(half.keepsUnitCube)
+        XCTAssertFalse(ColorMatrix(rows: (SIMD3(0.5, 0, 0), SIMD3(0, 0.5, 0), SIMD3(0, 0, 0.5)), offset: SIMD3(repeating: 0.6)).keepsUnitCube)
+        let sepia = ColorMatrix(rows: (SIMD3(0.393, 0.769, 0.189), SIMD3(0.349, 0.686, 0.168), SIMD3(0.272, 0.534, 0.131)))
+        XCTAssertFalse(sepia.keepsUnitCube)   // white → (1.35, 1.20, 0.94)
+        let point = SIMD3<Float>(0.2, 0.7, 0.4)
+        let product = sepia.after(half).apply(point), separate = sepia.apply(half.apply(point))
+        XCTAssertEqual(Double((product - separate).max()), 0, accuracy: 1e-6)
+        XCTAssertEqual(Double((product - separate).min()), 0, accuracy: 1e-6)
+    }
+
+    /// A run of per-plane filters (`hue`, `color-controls`, `invert`) in one pass: luma is `clamp(a·Y + b)` after each
+    /// filter and chroma `clamp(P·(Cb − 128, Cr − 128) + c)`, each filter's formula applied here one after the other in
+    /// doubles (hue: chroma turned by the angle; color-controls in R'G'B' units: luma `(Y' + brightness − ½)·contrast + ½`,
+    /// chroma × saturation × contrast; invert: `Y → 251 − Y`, `C → 256 − C`). Within 1 code (one rounding at the end).
+    func testPlanarRunMatchesThePerPlaneFormulas() throws {
+        let input = randomI420(seed: 5)
+        let (cw, ch) = chromaSize
+        let (luma, quarter) = (width * height, cw * ch)
+        let angle = 30 * Double.pi / 180, (brightness, contrast, saturation) = (0.05, 1.2, 1.3)
+        let chain = "hue:angle=30,color-controls:brightness=\(brightness):contrast=\(contrast):saturation=\(saturation),invert"
+        let format = FrameFormat(pixelFormat: .i420, width: width, height: height)
+        let matrices = try transforms(chain, format: format).map { transform -> ColorMatrix in
+            guard case .affine(let matrix) = transform.kind else { throw XCTSkip("not a matrix") }
+            return matrix
+        }
+        XCTAssertNotNil(PlanarYUVKernel(matrices: matrices, coding: YUVCoding(format.color), chromaInterleaved: false))
+        XCTAssertTrue(FusedColorProcessor.chooseKernel(for: try transforms(chain, format: format), format: format) is PlanarYUVKernel)
+        func clip(_ value: Double) -> Double { min(max(value, 0), 255) }
+        var want = [Double](repeating: 0, count: input.count)
+        for i in 0..<luma {
+            var y = Double(input[i])
+            y = clip(16 + 219 * (((y - 16) / 219 + brightness - 0.5) * contrast + 0.5))
+            want[i] = clip(251 - y)
+        }
+        for i in 0..<quarter {
+            var (cb, cr) = (Double(input[luma + i]) - 128, Double(input[luma + quarter + i]) - 128)
+            (cb, cr) = (clip(128 + cos(angle) * cb - sin(angle) * cr) - 128, clip(128 + sin(angle) * cb + cos(angle) * cr) - 128)
+            (cb, cr) = (clip(128 + cb * saturation * contrast), clip(128 + cr * saturation * contrast))
+            (want[luma + i], want[luma + quarter + i]) = (clip(256 - cb), clip(256 - cr))
+        }
+        for (pixelFormat, bytes) in [(PixelFormat.i420, input), (.nv12, nv12(input))] {
+            let frame = RawFrames.frame(bytes, format: pixelFormat, width: width, height: height)
+            var output = RawFrames.bytes(try TestSupport.apply(chain, to: frame))
+            if pixelFormat == .nv12 { output = i420(fromNV12: output) }
+            let worst = zip(output, want).map { abs(Double($0) - $1.rounded()) }.max() ?? 0
+            XCTAssertLessThanOrEqual(worst, 1, "\(pixelFormat)")
+        }
+    }
+}

@@ -190,4 +190,38 @@ final class ColorRunKernelTests: XCTestCase {
             XCTAssertLessThanOrEqual(worst, 1, "\(pixelFormat)")
         }
     }
+
+    /// Maps of the form `±x + k` (`invert`, twice, and after `brightness`) run in whole codes: exactly the formula
+    /// (`invert`: `Y → 251 − Y`, `C → 256 − C`, clipped to 0…255; two inverts give the input back but for the clips),
+    /// tolerance 0, on I420 and NV12; a run with a turn of the chroma (`hue`) keeps the Float path.
+    func testUnitMapsAreExact() throws {
+        let input = randomI420(seed: 9)
+        let (cw, ch) = chromaSize
+        let (luma, quarter) = (width * height, cw * ch)
+        let format = FrameFormat(pixelFormat: .i420, width: width, height: height)
+        func clip(_ value: Int) -> Int { min(max(value, 0), 255) }
+        func matrices(_ chain: String) throws -> [ColorMatrix] {
+            try transforms(chain, format: format).map { transform -> ColorMatrix in
+                guard case .affine(let matrix) = transform.kind else { throw XCTSkip("not a matrix") }
+                return matrix
+            }
+        }
+        let coding = YUVCoding(format.color)
+        XCTAssertNil(PlanarYUVKernel(matrices: try matrices("hue:angle=30,invert"), coding: coding, chromaInterleaved: false)?.unitMaps)
+        let cases: [(String, (Int) -> Int, (Int) -> Int)] = [
+            ("invert", { clip(251 - $0) }, { clip(256 - $0) }),
+            ("invert,invert", { clip(251 - clip(251 - $0)) }, { clip(256 - clip(256 - $0)) }),
+        ]
+        for (chain, lumaMap, chromaMap) in cases {
+            XCTAssertNotNil(PlanarYUVKernel(matrices: try matrices(chain), coding: coding, chromaInterleaved: false)?.unitMaps, chain)
+            let want = input.enumerated().map { UInt8($0.offset < luma ? lumaMap(Int($0.element)) : chromaMap(Int($0.element))) }
+            for (pixelFormat, bytes) in [(PixelFormat.i420, input), (.nv12, nv12(input))] {
+                let frame = RawFrames.frame(bytes, format: pixelFormat, width: width, height: height)
+                var output = RawFrames.bytes(try TestSupport.apply(chain, to: frame))
+                if pixelFormat == .nv12 { output = i420(fromNV12: output) }
+                XCTAssertEqual(output.count, luma + 2 * quarter)
+                XCTAssertEqual(output, want, "\(chain), \(pixelFormat)")
+            }
+        }
+    }
 }

@@ -21,6 +21,27 @@ final class PlanarYUVKernel: ColorKernel {
     /// Each transform on chroma, in order.
     let chromaSteps: [ChromaStep]
     let chromaInterleaved: Bool
+    /// The luma map and every chroma step in whole codes, when each is `±x + k` (`invert`, `brightness`-like offsets):
+    /// then the planes are mapped in 16-bit integer lanes, exactly as the Float path rounds (its values lie within 0.05
+    /// of a whole code). Nil otherwise.
+    let unitMaps: (luma: UnitMap, chroma: [(cb: UnitMap, cr: UnitMap)])?
+
+    /// `clamp(sign·x + offset, low, high)` on whole codes.
+    struct UnitMap {
+        var sign: Int16, offset: Int16, low: Int16, high: Int16
+
+        /// The map `clamp(gain·x + offset, low, high)` in whole codes, when `gain` is ±1 and `offset` whole (each within
+        /// Float rounding: 1e-4 · 255 + 0.01 moves no value by 0.04 codes), with the bounds rounded as the result is.
+        init?(gain: Float, offset: Float, low: Float = 0, high: Float = 255) {
+            guard abs(abs(gain) - 1) < 1e-4, abs(offset - offset.rounded()) < 0.01, abs(offset) < 1000 else { return nil }
+            (sign, self.offset) = (gain > 0 ? 1 : -1, Int16(offset.rounded()))
+            (self.low, self.high) = (Int16(low.rounded()), Int16(high.rounded()))
+        }
+
+        init(sign: Int16, offset: Int16, low: Int16, high: Int16) {
+            (self.sign, self.offset, self.low, self.high) = (sign, offset, low, high)
+        }
+    }
 
     /// Cb' = cbFromCb·(Cb−128) + cbFromCr·(Cr−128) + cbOffset, likewise Cr', both then clamped to 0…255.
     struct ChromaStep {
@@ -68,9 +89,21 @@ final class PlanarYUVKernel: ColorKernel {
         (lumaGain, lumaOffset, lumaLow, lumaHigh) = (gain, offset, low, high)
         chromaSteps = steps
         self.chromaInterleaved = chromaInterleaved
+        let chromaMaps = steps.map { step -> (cb: UnitMap, cr: UnitMap)? in
+            guard abs(step.cbFromCr) < 1e-4, abs(step.crFromCb) < 1e-4,
+                  let cb = UnitMap(gain: step.cbFromCb, offset: step.cbConstant),
+                  let cr = UnitMap(gain: step.crFromCr, offset: step.crConstant) else { return nil }
+            return (cb, cr)
+        }
+        if let luma = UnitMap(gain: gain, offset: offset, low: low, high: high), !chromaMaps.contains(where: { $0 == nil }) {
+            unitMaps = (luma, chromaMaps.compactMap { $0 })
+        } else {
+            unitMaps = nil
+        }
     }
 
     func apply(to planes: [Plane], width: Int, height: Int, slices: SliceRunner) {
+        if let unitMaps { return applyUnitMaps(unitMaps, to: planes, width: width, height: height, slices: slices) }
         let luma = planes[0]
         let (gain, offset, low, high) = (lumaGain, lumaOffset, lumaLow, lumaHigh)
         if gain != 1 || offset != 0 || low != 0 || high != 255 {
@@ -144,5 +177,64 @@ final class PlanarYUVKernel: ColorKernel {
                 }
             }
         }
+    }
+
+    /// The planes through `maps` in 16-bit lanes, 16 samples at a time (whole chunks: the last may run into the row
+    /// padding, rows being padded to 64 bytes).
+    private func applyUnitMaps(_ maps: (luma: UnitMap, chroma: [(cb: UnitMap, cr: UnitMap)]), to planes: [Plane], width: Int,
+                               height: Int, slices: SliceRunner) {
+        func lanes(_ even: UnitMap, _ odd: UnitMap) -> UnitLanes {
+            var lanes = UnitLanes()
+            for lane in 0..<16 {
+                let map = lane % 2 == 0 ? even : odd
+                (lanes.sign[lane], lanes.offset[lane], lanes.low[lane], lanes.high[lane]) = (map.sign, map.offset, map.low, map.high)
+            }
+            return lanes
+        }
+        func run(_ plane: Plane, rows: Int, bytes: Int, _ steps: [UnitLanes]) {
+            slices.run(rows: rows) { rows in
+                steps.withUnsafeBufferPointer { steps in
+                    for y in rows {
+                        let row = plane.row(y)
+                        var x = 0
+                        while x < bytes {
+                            var values = UnsafeRawPointer(row + x).loadUnaligned(as: SIMD16<UInt8>.self)
+                            for step in steps { values = step.apply(values) }
+                            UnsafeMutableRawPointer(row + x).storeBytes(of: values, as: SIMD16<UInt8>.self)
+                            x += 16
+                        }
+                    }
+                }
+            }
+        }
+        let luma = maps.luma
+        if (luma.sign, luma.offset, luma.low, luma.high) != (1, 0, 0, 255) {
+            run(planes[0], rows: planes[0].height, bytes: width, [lanes(luma, luma)])
+        }
+        guard !maps.chroma.isEmpty else { return }
+        let chromaWidth = (width + 1) / 2, chromaHeight = (height + 1) / 2
+        if chromaInterleaved {
+            run(planes[1], rows: chromaHeight, bytes: 2 * chromaWidth, maps.chroma.map { lanes($0.cb, $0.cr) })
+        } else {
+            run(planes[1], rows: chromaHeight, bytes: chromaWidth, maps.chroma.map { lanes($0.cb, $0.cb) })
+            run(planes[2], rows: chromaHeight, bytes: chromaWidth, maps.chroma.map { lanes($0.cr, $0.cr) })
+        }
+    }
+}
+
+/// A `PlanarYUVKernel.UnitMap` per lane (Cb and Cr alternate for NV12).
+private struct UnitLanes {
+    var sign = SIMD16<Int16>(), offset = SIMD16<Int16>(), low = SIMD16<Int16>(), high = SIMD16<Int16>()
+
+    /// Each lane `clamp(sign·x + offset, low, high)`: widening, `vpmullw`, `vpaddw`, then `vpmaxsw`, `vpminsw` and a
+    /// pack (lane loops on values held in registers, which the vectorizer turns into those).
+    @inline(__always) func apply(_ x: SIMD16<UInt8>) -> SIMD16<UInt8> {
+        var wide = SIMD16<Int16>()
+        for lane in 0..<16 { wide[lane] = Int16(x[lane]) }
+        let value = wide &* sign &+ offset
+        let (low, high) = (self.low, self.high)
+        var result = SIMD16<UInt8>()
+        for lane in 0..<16 { result[lane] = UInt8(truncatingIfNeeded: min(max(value[lane], low[lane]), high[lane])) }
+        return result
     }
 }

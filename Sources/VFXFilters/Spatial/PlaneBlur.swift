@@ -84,6 +84,10 @@ final class PlaneBlur: @unchecked Sendable {
     private let wide: UnsafeMutablePointer<Float>
     private let wideStride: Int
     private let sums: UnsafeMutablePointer<Float>
+    /// One sample per pixel, f = 2, byte store: one line per slice of the row interpolated between two reduced rows,
+    /// in 1/64ths of a level, with the border sample repeated on either side (`interpolateHalfBytes`).
+    private let halfLines: UnsafeMutablePointer<UInt16>
+    private let halfLineStride: Int
     private let sampleIndex: [Int32], sampleWeight: [Float]
     private let rowIndex: [Int], rowWeight: [Float]
 
@@ -113,6 +117,8 @@ final class PlaneBlur: @unchecked Sendable {
         wideStride = factor == 1 ? 0 : (samplesPerRow + 15) / 16 * 16 + 16
         wide = PlaneBlur.floats(wideStride * lowHeight)
         sums = PlaneBlur.floats(wideStride * self.slices)
+        halfLineStride = (lowPixels + 15) / 16 * 16 + 32
+        halfLines = .allocate(capacity: halfLineStride * self.slices)
         // Reduced sample j covers full-resolution samples j·f … j·f + f − 1, centred at j·f + (f − 1)/2.
         func position(_ x: Int, count: Int) -> (Int, Float) {
             let low = min(max((Double(x) - Double(factor - 1) / 2) / Double(factor), 0), Double(count - 1))
@@ -136,6 +142,7 @@ final class PlaneBlur: @unchecked Sendable {
         lines.deallocate()
         wide.deallocate()
         sums.deallocate()
+        halfLines.deallocate()
     }
 
     /// Blurs `source` and hands the result to `writer` (which may write over `source`).
@@ -164,6 +171,10 @@ final class PlaneBlur: @unchecked Sendable {
         if !gaussian.isIdentity {
             SliceRunner(threads: slices).forEachSlice(of: blocks) { range, slice in
                 for block in range {
+                    if self.channels == 1 && self.lowPixels >= 8 {
+                        self.horizontalRows(firstRow: block * 16, slice: slice)
+                        continue
+                    }
                     self.horizontal(FloatLanes(scratch: self.scratch, stride: self.scratchStride, channels: self.channels),
                                     firstRow: block * rowsPerBlock, slice: slice)
                 }
@@ -174,6 +185,12 @@ final class PlaneBlur: @unchecked Sendable {
             }
         }
         if channels == 1 && factor == 2 {
+            if let store = writer as? StoreBlurred {
+                SliceRunner(threads: slices).forEachSlice(of: height) { range, slice in
+                    for row in range { self.interpolateHalfBytes(row: row, slice: slice, target: store.target) }
+                }
+                return
+            }
             SliceRunner(threads: slices).forEachSlice(of: height) { range, slice in
                 for row in range { self.interpolateHalf(row: row, slice: slice, writer: writer) }
             }
@@ -218,6 +235,49 @@ final class PlaneBlur: @unchecked Sendable {
             }
             writer.write(pair, row: row, at: index, count: min(16, samplesPerRow - index))
             index += 16
+        }
+    }
+
+    /// `interpolateHalf` for the plain byte store, in 16-bit integers: the row interpolated between the two reduced
+    /// rows is kept in 1/64ths of a level (0…16320, rounded to nearest and clamped), so ¼·before + ¾·at rounded to a
+    /// byte is `(before + 3·at + 128) >> 8`, which stays below 2¹⁶, and sixteen even and sixteen odd outputs pack into
+    /// one vector of byte pairs (even in the low byte) with no shuffle. The 1/128-level rounding of the line moves an
+    /// output by one level only where the exact value lies within 1/128 of a rounding boundary; a constant plane stays
+    /// exactly constant.
+    private func interpolateHalfBytes(row: Int, slice: Int, target: Plane) {
+        let above = scratch + rowIndex[row] * scratchStride
+        let below = lowHeight > 1 ? above + scratchStride : above
+        let t = rowWeight[row]
+        let line = halfLines + slice * halfLineStride
+        var j = 0
+        while j < lowPixels {
+            let a = SIMD16<Float>(loadingFrom: above + j), b = SIMD16<Float>(loadingFrom: below + j)
+            let scaled = pointwiseMax(pointwiseMin((a + (b - a) * t) * 64, SIMD16(repeating: 16320)), SIMD16(repeating: 0))
+            // Adding 2²³ leaves the rounded integer in the low mantissa bits.
+            let bits = unsafeBitCast(scaled + 8_388_608, to: SIMD16<UInt32>.self)
+            var words = SIMD16<UInt16>()
+            for lane in 0..<16 { words[lane] = UInt16(truncatingIfNeeded: bits[lane]) }
+            UnsafeMutableRawPointer(line + 1 + j).storeBytes(of: words, as: SIMD16<UInt16>.self)
+            j += 16
+        }
+        line[0] = line[1]
+        line[lowPixels + 1] = line[lowPixels]
+        let output = target.row(row)
+        var index = 0
+        while index + 32 <= samplesPerRow {
+            let base = UnsafeRawPointer(line + index / 2)
+            let before = base.loadUnaligned(as: SIMD16<UInt16>.self)
+            let at = base.loadUnaligned(fromByteOffset: 2, as: SIMD16<UInt16>.self) &* 3 &+ 128
+            let after = base.loadUnaligned(fromByteOffset: 4, as: SIMD16<UInt16>.self)
+            let even = (at &+ before) &>> 8, odd = (at &+ after) &>> 8
+            UnsafeMutableRawPointer(output + index).storeBytes(of: even | (odd &<< 8), as: SIMD16<UInt16>.self)
+            index += 32
+        }
+        while index < samplesPerRow {
+            let at = Int(line[index / 2 + 1]) * 3 + 128
+            let neighbour = Int(index % 2 == 0 ? line[index / 2] : line[index / 2 + 2])
+            output[index] = UInt8(truncatingIfNeeded: (at + neighbour) >> 8)
+            index += 1
         }
     }
 
@@ -399,6 +459,93 @@ final class PlaneBlur: @unchecked Sendable {
         }
     }
 
+    /// `horizontal` for one sample per pixel on the scratch plane: sixteen rows, eight samples at a time. Each row's
+    /// eight samples are one vector load, and two 8×8 transposes in registers turn the sixteen loads into eight
+    /// columns of sixteen lanes (and back again for the stores of the backward pass), where `horizontal` reads and
+    /// writes one sample per lane. The recursion and its boundary are the same, step for step.
+    private func horizontalRows(firstRow: Int, slice: Int) {
+        let (a1, a2, a3) = gaussian.feedback
+        let g = gaussian.gain
+        let m = gaussian.boundary
+        let count = lowPixels
+        let line = lines + slice * lowPixels
+        let scratch = self.scratch
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: 16) { offsets in
+            for lane in 0..<16 { offsets[lane] = min(firstRow + lane, lowHeight - 1) * scratchStride }
+            let rows = UnsafePointer(offsets.baseAddress!)
+            @inline(__always) func column(_ x: Int) -> SIMD16<Float> {
+                var values = SIMD16<Float>()
+                for lane in 0..<16 { values[lane] = scratch[rows[lane] + x] }
+                return values
+            }
+            @inline(__always) func eight(_ first: Int, _ x: Int) -> Block8 {
+                (SIMD8(loadingFrom: scratch + rows[first] + x), SIMD8(loadingFrom: scratch + rows[first + 1] + x),
+                 SIMD8(loadingFrom: scratch + rows[first + 2] + x), SIMD8(loadingFrom: scratch + rows[first + 3] + x),
+                 SIMD8(loadingFrom: scratch + rows[first + 4] + x), SIMD8(loadingFrom: scratch + rows[first + 5] + x),
+                 SIMD8(loadingFrom: scratch + rows[first + 6] + x), SIMD8(loadingFrom: scratch + rows[first + 7] + x))
+            }
+            @inline(__always) func store(_ block: Block8, _ first: Int, _ x: Int) {
+                block.0.store(to: scratch + rows[first] + x)
+                block.1.store(to: scratch + rows[first + 1] + x)
+                block.2.store(to: scratch + rows[first + 2] + x)
+                block.3.store(to: scratch + rows[first + 3] + x)
+                block.4.store(to: scratch + rows[first + 4] + x)
+                block.5.store(to: scratch + rows[first + 5] + x)
+                block.6.store(to: scratch + rows[first + 6] + x)
+                block.7.store(to: scratch + rows[first + 7] + x)
+            }
+            var w1 = column(0), w2 = w1, w3 = w1
+            @inline(__always) func forward(_ v: SIMD16<Float>, _ x: Int) {
+                let w = (v * g).addingProduct(w2, a2).addingProduct(w3, a3).addingProduct(w1, a1)
+                line[x] = w
+                w3 = w2; w2 = w1; w1 = w
+            }
+            var x = 0
+            while x + 8 <= count {
+                let low = transposed(eight(0, x)), high = transposed(eight(8, x))
+                forward(SIMD16(lowHalf: low.0, highHalf: high.0), x)
+                forward(SIMD16(lowHalf: low.1, highHalf: high.1), x + 1)
+                forward(SIMD16(lowHalf: low.2, highHalf: high.2), x + 2)
+                forward(SIMD16(lowHalf: low.3, highHalf: high.3), x + 3)
+                forward(SIMD16(lowHalf: low.4, highHalf: high.4), x + 4)
+                forward(SIMD16(lowHalf: low.5, highHalf: high.5), x + 5)
+                forward(SIMD16(lowHalf: low.6, highHalf: high.6), x + 6)
+                forward(SIMD16(lowHalf: low.7, highHalf: high.7), x + 7)
+                x += 8
+            }
+            while x < count {
+                forward(column(x), x)
+                x += 1
+            }
+            let last = column(count - 1)
+            let d0 = w1 - last, d1 = w2 - last, d2 = w3 - last
+            var y1 = last + d0 * m[0][0] + d1 * m[0][1] + d2 * m[0][2]
+            var y2 = last + d0 * m[1][0] + d1 * m[1][1] + d2 * m[1][2]
+            var y3 = last + d0 * m[2][0] + d1 * m[2][1] + d2 * m[2][2]
+            @inline(__always) func backward(_ x: Int) -> SIMD16<Float> {
+                let y = (line[x] * g).addingProduct(y2, a2).addingProduct(y3, a3).addingProduct(y1, a1)
+                y3 = y2; y2 = y1; y1 = y
+                return y
+            }
+            x = count - 1
+            while x >= 0 && (x + 1) % 8 != 0 {
+                let y = backward(x)
+                for lane in 0..<16 { scratch[rows[lane] + x] = y[lane] }
+                x -= 1
+            }
+            while x >= 7 {
+                let start = x - 7
+                let c7 = backward(start + 7), c6 = backward(start + 6), c5 = backward(start + 5), c4 = backward(start + 4)
+                let c3 = backward(start + 3), c2 = backward(start + 2), c1 = backward(start + 1), c0 = backward(start)
+                store(transposed((c0.lowHalf, c1.lowHalf, c2.lowHalf, c3.lowHalf, c4.lowHalf, c5.lowHalf, c6.lowHalf, c7.lowHalf)),
+                      0, start)
+                store(transposed((c0.highHalf, c1.highHalf, c2.highHalf, c3.highHalf,
+                                  c4.highHalf, c5.highHalf, c6.highHalf, c7.highHalf)), 8, start)
+                x -= 8
+            }
+        }
+    }
+
     /// Forward recursion down sixteen columns (in place in the scratch plane), then backward recursion up,
     /// handing each row's result to `writer`.
     private func vertical<Writer: BlurredRowWriter>(firstSample: Int, writer: Writer) {
@@ -485,4 +632,47 @@ private struct FloatStore: BlurredRowWriter, @unchecked Sendable {
     func write(_ blurred: SIMD16<Float>, row y: Int, at index: Int, count: Int) {
         UnsafeMutableRawPointer(scratch + y * stride + index).storeBytes(of: blurred, as: SIMD16<Float>.self)
     }
+}
+
+/// Eight vectors of eight floats: an 8×8 block, one row per vector.
+private typealias Block8 = (SIMD8<Float>, SIMD8<Float>, SIMD8<Float>, SIMD8<Float>,
+                            SIMD8<Float>, SIMD8<Float>, SIMD8<Float>, SIMD8<Float>)
+
+/// The transpose of an 8×8 block, in the three rounds of two-source shuffles that AVX has as single instructions
+/// (each lane loop below is one such shuffle): interleave pairs of rows within each half, then pairs of pairs,
+/// then swap the halves.
+@inline(__always)
+private func transposed(_ r: Block8) -> Block8 {
+    /// Lanes 0, 1 (`high`: 2, 3) of each half of `a` and `b`, interleaved.
+    @inline(__always) func unpack(_ a: SIMD8<Float>, _ b: SIMD8<Float>, high: Bool) -> SIMD8<Float> {
+        var out = SIMD8<Float>()
+        for lane in 0..<8 {
+            let source = (lane / 4) * 4 + (lane % 4) / 2 + (high ? 2 : 0)
+            out[lane] = lane % 2 == 0 ? a[source] : b[source]
+        }
+        return out
+    }
+    /// Lanes 0, 1 (`high`: 2, 3) of each half of `a`, then the same of `b`.
+    @inline(__always) func pairs(_ a: SIMD8<Float>, _ b: SIMD8<Float>, high: Bool) -> SIMD8<Float> {
+        var out = SIMD8<Float>()
+        for lane in 0..<8 {
+            let source = (lane / 4) * 4 + lane % 2 + (high ? 2 : 0)
+            out[lane] = lane % 4 < 2 ? a[source] : b[source]
+        }
+        return out
+    }
+    /// The low (`high`: upper) half of `a`, then that of `b`.
+    @inline(__always) func halves(_ a: SIMD8<Float>, _ b: SIMD8<Float>, high: Bool) -> SIMD8<Float> {
+        SIMD8(lowHalf: high ? a.highHalf : a.lowHalf, highHalf: high ? b.highHalf : b.lowHalf)
+    }
+    let t0 = unpack(r.0, r.1, high: false), t1 = unpack(r.0, r.1, high: true)
+    let t2 = unpack(r.2, r.3, high: false), t3 = unpack(r.2, r.3, high: true)
+    let t4 = unpack(r.4, r.5, high: false), t5 = unpack(r.4, r.5, high: true)
+    let t6 = unpack(r.6, r.7, high: false), t7 = unpack(r.6, r.7, high: true)
+    let s0 = pairs(t0, t2, high: false), s1 = pairs(t0, t2, high: true)
+    let s2 = pairs(t1, t3, high: false), s3 = pairs(t1, t3, high: true)
+    let s4 = pairs(t4, t6, high: false), s5 = pairs(t4, t6, high: true)
+    let s6 = pairs(t5, t7, high: false), s7 = pairs(t5, t7, high: true)
+    return (halves(s0, s4, high: false), halves(s1, s5, high: false), halves(s2, s6, high: false), halves(s3, s7, high: false),
+            halves(s0, s4, high: true), halves(s1, s5, high: true), halves(s2, s6, high: true), halves(s3, s7, high: true))
 }

@@ -238,19 +238,11 @@ public enum AudioFiltering {
                 try encoder.finish(emit: keep)
             }
         }
-        guard let encoder, let parameters = avcodec_parameters_alloc() else {
+        guard let encoder else {
             throw MediaError.corrupt(path: reader.path, reason: "audio stream #\(reader.streamIndex) holds no samples"
                                      + (reader.window == nil ? "" : " in the trimmed part"))
         }
-        defer {
-            var pointer: UnsafeMutablePointer<AVCodecParameters>? = parameters
-            avcodec_parameters_free(&pointer)
-        }
-        avcodec_parameters_from_context(parameters, encoder.context)
-        guard let track = SourceTrack(parameters: parameters, timeBase: encoder.context.pointee.time_base,
-                                      inputIndex: Int(reader.streamIndex), kind: .audio) else {
-            throw MediaError.writeFailed(path: output, reason: "out of memory")
-        }
+        let track = try SourceTrack(audioEncodedBy: encoder, inputIndex: Int(reader.streamIndex), path: output)
         for packet in packets { track.packets.push(packet) }
         return FilteredAudio(track: track, summary: summary.encoded(with: encoder))
     }

@@ -62,17 +62,7 @@ public final class LiveAudioTrack: RealtimeAudio, @unchecked Sendable {
                              globalHeader: format.pointee.flags & AVFMT_GLOBALHEADER != 0, startPts: startPts, name: sink)
         }
         encoderName = encoder.encoderName
-        guard let parameters = avcodec_parameters_alloc() else { throw MediaError.writeFailed(path: sink, reason: "out of memory") }
-        defer {
-            var pointer: UnsafeMutablePointer<AVCodecParameters>? = parameters
-            avcodec_parameters_free(&pointer)
-        }
-        avcodec_parameters_from_context(parameters, encoder.context)
-        guard let track = SourceTrack(parameters: parameters, timeBase: encoder.context.pointee.time_base,
-                                      inputIndex: Int(reader.streamIndex), kind: .audio) else {
-            throw MediaError.writeFailed(path: sink, reason: "out of memory")
-        }
-        self.track = track
+        track = try SourceTrack(audioEncodedBy: encoder, inputIndex: Int(reader.streamIndex), path: sink)
         try filter.initialize(sampleRate: reader.rate, channels: reader.channelCount)
         aligned = AlignedAudioFilter(filter, buffer: buffer)
     }

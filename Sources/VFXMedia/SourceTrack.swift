@@ -37,19 +37,20 @@ final class SourceTrack: @unchecked Sendable {
         av_dict_copy(&metadata, stream.pointee.metadata, 0)
     }
 
-    /// A stream VideoFX made (a filtered audio stream, see `FilteredAudio`) that takes the place of input
-    /// stream `inputIndex`: `source`'s parameters copied, no metadata or disposition.
-    init?(parameters source: UnsafePointer<AVCodecParameters>, timeBase: AVRational, inputIndex: Int, kind: TrackKind) {
-        guard let parameters = avcodec_parameters_alloc() else { return nil }
-        guard avcodec_parameters_copy(parameters, source) >= 0 else {
+    /// An audio stream VideoFX encoded (a filtered audio stream, see `FilteredAudio`; a live run's audio) that
+    /// takes the place of input stream `inputIndex`: `encoder`'s codec parameters and time base, no metadata or
+    /// disposition. `path` names the output in the error.
+    init(audioEncodedBy encoder: AudioEncoder, inputIndex: Int, path: String) throws {
+        guard let parameters = avcodec_parameters_alloc() else { throw MediaError.writeFailed(path: path, reason: "out of memory") }
+        guard avcodec_parameters_from_context(parameters, encoder.context) >= 0 else {
             var pointer: UnsafeMutablePointer<AVCodecParameters>? = parameters
             avcodec_parameters_free(&pointer)
-            return nil
+            throw MediaError.writeFailed(path: path, reason: "out of memory")
         }
         self.parameters = parameters
-        self.timeBase = timeBase
+        timeBase = encoder.context.pointee.time_base
         self.inputIndex = inputIndex
-        self.kind = kind
+        kind = .audio
         disposition = 0
     }
 

@@ -300,10 +300,8 @@ final class CurveTable {
             let value = function(SIMD3(repeating: Float(i) / Float(n - 1))).clampedToUnit
             (values[i], values[n + i], values[2 * n + i]) = (value.x, value.y, value.z)
         }
-        guard CurveTable.isSmooth(values, count: 3 * n, rowLength: n) else {
-            values.deallocate()
-            return nil
-        }
+        // A failed init of a fully initialized object still runs `deinit`, which frees the table.
+        guard CurveTable.isSmooth(values, count: 3 * n, rowLength: n) else { return nil }
         channelStride = (0..<n).allSatisfy { values[$0] == values[n + $0] && values[$0] == values[2 * n + $0] } ? 0 : n
     }
 
@@ -312,10 +310,7 @@ final class CurveTable {
         let n = CurveTable.size
         values = .allocate(capacity: n)
         for i in 0..<n { values[i] = curve(Float(i) / Float(n - 1)).clamped(0, 1) }
-        guard CurveTable.isSmooth(values, count: n, rowLength: n) else {
-            values.deallocate()
-            return nil
-        }
+        guard CurveTable.isSmooth(values, count: n, rowLength: n) else { return nil }
     }
 
     deinit { values.deallocate() }

@@ -244,7 +244,7 @@ struct ProcessingTimer {
                 for (from, to) in zip(source.planes, planes) { from.copy(to: to) }
             }
             let start = DispatchTime.now().uptimeNanoseconds
-            try processor.process(frame) { output in withExtendedLifetime(output) {} }
+            try processor.process(consume frame) { output in withExtendedLifetime(output) {} }
             total += Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         }
         return total

@@ -1,0 +1,280 @@
+#if arch(x86_64) && VFX_HASWELL
+import _Builtin_intrinsics.intel
+#endif
+import VFXCore
+
+/// `PlanarYUVKernel`'s run in 16-bit fixed point: the luma map and each chroma step with integer coefficients, 32
+/// samples per step of the loop, about twice the Float path's speed (`docs/performance.md`, "Colour runs").
+///
+/// Arithmetic, on each 16-bit lane:
+/// - luma: `x·2⁷` times the gain in Q(15 − s) with a rounding high multiply (`vpmulhrsw`) gives `g·x` in Q(7 − s); the
+///   offset (with the rounding half) is added with saturation, an arithmetic shift drops the fraction and the value is
+///   clamped to the run's bounds. `s` is the smallest of 1…5 for which the gain and offset fit 16 bits.
+/// - chroma: samples centred on 128 in Q7; each step is two rounding high multiplies per output, the offset, and the
+///   clamp to −128…127 codes, kept in Q7 for the next step (no rounding to whole codes between steps, as in Float);
+///   the last step is rounded to whole codes.
+/// Each multiply rounds to 2^-(7 - s) of a code and the gain is held to 2^-(15 - s): with s = 1 a result is within
+/// 0.02 codes of the exact value, so it differs from the Float path's rounding only where the exact value lies that
+/// close to a half code, and then by one code. Maps of whole codes (`invert`, offsets) are exact.
+///
+/// ```swift
+/// let fixed = PlanarYUVFixedPoint(lumaGain: 1.2, offset: -25.6, low: 0, high: 255, chroma: steps, interleaved: false)
+/// fixed?.apply(to: planes, width: 1920, height: 1080, slices: slices)
+/// ```
+struct PlanarYUVFixedPoint {
+    /// `clamp((mulhrs(x·2⁷, gain) + offset) >> shift, low, high)`.
+    struct LumaMap {
+        var gain: Int16, offset: Int16, shift: Int, low: Int16, high: Int16
+    }
+
+    /// On centred Q7 samples: `cb' = mulhrs(cb, m00) + mulhrs(cr, m01) + o0` in Q(7 − s), clamped to −128…127 codes,
+    /// then shifted left by `s` back to Q7 (likewise cr').
+    struct ChromaStep {
+        var m00: Int16, m01: Int16, m10: Int16, m11: Int16, o0: Int16, o1: Int16, s: Int, low: Int16, high: Int16
+    }
+
+    let luma: LumaMap?
+    let chroma: [ChromaStep]
+    let chromaInterleaved: Bool
+
+    /// The run in fixed point (luma `clamp(gain·Y + offset, low, high)`, then the chroma steps), or nil when a gain
+    /// reaches 16 or an offset does not fit (the Float path then).
+    init?(lumaGain gain: Float, offset: Float, low: Float, high: Float, chroma steps: [PlanarYUVKernel.ChromaStep],
+          interleaved: Bool) {
+        if gain == 1, offset == 0, low == 0, high == 255 {
+            luma = nil
+        } else {
+            guard let map = Self.lumaMap(gain: gain, offset: offset, low: low, high: high) else { return nil }
+            luma = map
+        }
+        var fixedSteps: [ChromaStep] = []
+        for step in steps {
+            guard let fixed = Self.chromaStep(step) else { return nil }
+            fixedSteps.append(fixed)
+        }
+        chroma = fixedSteps
+        chromaInterleaved = interleaved
+    }
+
+    /// The smallest s in 1…5 with each `gain·2^(15−s)` in 16 bits and each `(|offset| + 1)·2^(7−s)` below `limit`.
+    ///
+    /// Sums saturate (`vpaddsw`) rather than wrap: a saturated chroma sum plus an offset below 2¹⁴ stays beyond the
+    /// clamp bounds (±127·2^(7−s)), on the side the exact value lies, so it clamps as the exact value would.
+    private static func scale(gains: [Float], offsets: [Float], limit: Float) -> Int? {
+        (1...5).first { s in
+            gains.allSatisfy { abs($0) * Float(1 << (15 - s)) < 32_767 }
+                && offsets.allSatisfy { (abs($0) + 1) * Float(1 << (7 - s)) < limit }
+        }
+    }
+
+    private static func lumaMap(gain: Float, offset: Float, low: Float, high: Float) -> LumaMap? {
+        guard let s = scale(gains: [gain], offsets: [offset], limit: 32_767) else { return nil }
+        let shift = 7 - s
+        // The rounding half of the final shift folded into the offset.
+        let fixedOffset = Int16((offset * Float(1 << shift)).rounded()) + Int16(1 << (shift - 1))
+        // The bounds as whole codes, rounded as the result is (`low`/`high` are where the run clips).
+        return LumaMap(gain: Int16((gain * Float(1 << (15 - s))).rounded()), offset: fixedOffset, shift: shift,
+                       low: Int16(low.rounded()), high: Int16(high.rounded()))
+    }
+
+    private static func chromaStep(_ step: PlanarYUVKernel.ChromaStep) -> ChromaStep? {
+        let (o0, o1) = (step.cbOffset - 128, step.crOffset - 128)
+        guard let s = scale(gains: [step.cbFromCb, step.cbFromCr, step.crFromCb, step.crFromCr], offsets: [o0, o1],
+                            limit: 16_384) else { return nil }
+        let q = Float(1 << (15 - s)), fraction = Float(1 << (7 - s))
+        func fixed(_ value: Float, _ scale: Float) -> Int16 { Int16((value * scale).rounded()) }
+        return ChromaStep(m00: fixed(step.cbFromCb, q), m01: fixed(step.cbFromCr, q), m10: fixed(step.crFromCb, q),
+                          m11: fixed(step.crFromCr, q), o0: fixed(o0, fraction), o1: fixed(o1, fraction), s: s,
+                          low: Int16(-128 << (7 - s)), high: Int16(127 << (7 - s)))
+    }
+
+    func apply(to planes: [Plane], width: Int, height: Int, slices: SliceRunner) {
+        if let luma {
+            let plane = planes[0]
+            slices.run(rows: plane.height) { rows in
+                for y in rows { Self.mapLuma(plane.row(y), count: width, luma) }
+            }
+        }
+        guard !chroma.isEmpty else { return }
+        let chromaWidth = (width + 1) / 2, chromaHeight = (height + 1) / 2
+        if chromaInterleaved {
+            let plane = planes[1]
+            slices.run(rows: chromaHeight) { rows in
+                chroma.withUnsafeBufferPointer { steps in
+                    for y in rows { Self.mapInterleaved(plane.row(y), count: 2 * chromaWidth, steps) }
+                }
+            }
+        } else {
+            let (cbPlane, crPlane) = (planes[1], planes[2])
+            slices.run(rows: chromaHeight) { rows in
+                chroma.withUnsafeBufferPointer { steps in
+                    for y in rows { Self.mapChroma(cbPlane.row(y), crPlane.row(y), count: chromaWidth, steps) }
+                }
+            }
+        }
+    }
+
+    /// One luma row, 32 samples at a time (the last chunk may run into the row padding: rows are padded to 64 bytes).
+    private static func mapLuma(_ row: UnsafeMutablePointer<UInt8>, count: Int, _ map: LumaMap) {
+        let (gain, offset) = (Lanes16.splat(map.gain), Lanes16.splat(map.offset))
+        let (low, high) = (Lanes16.splat(map.low), Lanes16.splat(map.high))
+        func mapped(_ x: Lanes16.Vector) -> Lanes16.Vector {
+            let value = Lanes16.addSaturating(Lanes16.multiplyHighRounded(Lanes16.shiftLeft(x, 7), gain), offset)
+            return Lanes16.clamp(Lanes16.shiftRight(value, map.shift), low, high)
+        }
+        var x = 0
+        while x < count {
+            let (a, b) = Lanes16.widen32(row + x)
+            Lanes16.narrow32(mapped(a), mapped(b), to: row + x)
+            x += 32
+        }
+    }
+
+    /// Cb and Cr rows of I420, 32 samples of each at a time.
+    private static func mapChroma(_ cbRow: UnsafeMutablePointer<UInt8>, _ crRow: UnsafeMutablePointer<UInt8>, count: Int,
+                                  _ steps: UnsafeBufferPointer<ChromaStep>) {
+        var x = 0
+        while x < count {
+            var (cb0, cb1) = Lanes16.widen32(cbRow + x), (cr0, cr1) = Lanes16.widen32(crRow + x)
+            (cb0, cr0) = (centred(cb0), centred(cr0))
+            (cb1, cr1) = (centred(cb1), centred(cr1))
+            for step in steps {
+                let m = (Lanes16.splat(step.m00), Lanes16.splat(step.m01), Lanes16.splat(step.m10), Lanes16.splat(step.m11))
+                let (o0, o1) = (Lanes16.splat(step.o0), Lanes16.splat(step.o1))
+                let (low, high) = (Lanes16.splat(step.low), Lanes16.splat(step.high))
+                func mix(_ a: Lanes16.Vector, _ ma: Lanes16.Vector, _ b: Lanes16.Vector, _ mb: Lanes16.Vector,
+                         _ o: Lanes16.Vector) -> Lanes16.Vector {
+                    let sum = Lanes16.addSaturating(Lanes16.multiplyHighRounded(a, ma), Lanes16.multiplyHighRounded(b, mb))
+                    return Lanes16.shiftLeft(Lanes16.clamp(Lanes16.addSaturating(sum, o), low, high), step.s)
+                }
+                (cb0, cr0) = (mix(cb0, m.0, cr0, m.1, o0), mix(cb0, m.2, cr0, m.3, o1))
+                (cb1, cr1) = (mix(cb1, m.0, cr1, m.1, o0), mix(cb1, m.2, cr1, m.3, o1))
+            }
+            Lanes16.narrow32(codes(cb0), codes(cb1), to: cbRow + x)
+            Lanes16.narrow32(codes(cr0), codes(cr1), to: crRow + x)
+            x += 32
+        }
+    }
+
+    /// An NV12 chroma row (Cb, Cr alternating), 32 samples at a time: each lane mixes its own value and its neighbour's.
+    private static func mapInterleaved(_ row: UnsafeMutablePointer<UInt8>, count: Int, _ steps: UnsafeBufferPointer<ChromaStep>) {
+        var x = 0
+        while x < count {
+            var (v0, v1) = Lanes16.widen32(row + x)
+            (v0, v1) = (centred(v0), centred(v1))
+            for step in steps {
+                let same = Lanes16.alternating(step.m00, step.m11), other = Lanes16.alternating(step.m01, step.m10)
+                let offset = Lanes16.alternating(step.o0, step.o1)
+                let (low, high) = (Lanes16.splat(step.low), Lanes16.splat(step.high))
+                func mix(_ v: Lanes16.Vector) -> Lanes16.Vector {
+                    let sum = Lanes16.addSaturating(Lanes16.multiplyHighRounded(v, same),
+                                                    Lanes16.multiplyHighRounded(Lanes16.swapPairs(v), other))
+                    return Lanes16.shiftLeft(Lanes16.clamp(Lanes16.addSaturating(sum, offset), low, high), step.s)
+                }
+                (v0, v1) = (mix(v0), mix(v1))
+            }
+            Lanes16.narrow32(codes(v0), codes(v1), to: row + x)
+            x += 32
+        }
+    }
+
+    /// Codes 0…255 to centred Q7: (x − 128)·2⁷.
+    @inline(__always) private static func centred(_ x: Lanes16.Vector) -> Lanes16.Vector {
+        Lanes16.addSaturating(Lanes16.shiftLeft(x, 7), Lanes16.splat(-16_384))
+    }
+
+    /// Centred Q7 (within −128…127 codes) to rounded codes 0…255.
+    @inline(__always) private static func codes(_ x: Lanes16.Vector) -> Lanes16.Vector {
+        Lanes16.shiftRight(Lanes16.addSaturating(x, Lanes16.splat(16_384 + 64)), 7)
+    }
+}
+
+/// Sixteen Int16 lanes and the few operations the fixed-point colour kernels need: AVX2 instructions on x86-64 release
+/// builds (`vpmulhrsw`, `vpaddsw`, `vpackuswb`…), the same arithmetic lane by lane elsewhere (arm64, debug builds).
+enum Lanes16 {
+    #if arch(x86_64) && VFX_HASWELL
+    typealias Vector = __m256i
+
+    @inline(__always) static func splat(_ value: Int16) -> Vector { _mm256_set1_epi16(value) }
+
+    @inline(__always) static func alternating(_ even: Int16, _ odd: Int16) -> Vector {
+        _mm256_set1_epi32(Int32(bitPattern: UInt32(UInt16(bitPattern: odd)) << 16 | UInt32(UInt16(bitPattern: even))))
+    }
+
+    /// 32 bytes at `pointer`, widened: the first sixteen, then the next.
+    @inline(__always) static func widen32(_ pointer: UnsafeMutablePointer<UInt8>) -> (Vector, Vector) {
+        let raw = UnsafeRawPointer(pointer)
+        return (_mm256_cvtepu8_epi16(raw.loadUnaligned(as: __m128i.self)),
+                _mm256_cvtepu8_epi16(raw.loadUnaligned(fromByteOffset: 16, as: __m128i.self)))
+    }
+
+    /// `a` then `b` as 32 bytes at `pointer`, each lane saturated to 0…255.
+    @inline(__always) static func narrow32(_ a: Vector, _ b: Vector, to pointer: UnsafeMutablePointer<UInt8>) {
+        // vpackuswb packs within 128-bit halves: a₀ b₀ a₁ b₁ in quarters; vpermd puts them back in order.
+        let packed = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(a, b), _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7))
+        UnsafeMutableRawPointer(pointer).storeBytes(of: packed, as: Vector.self)
+    }
+
+    @inline(__always) static func multiplyHighRounded(_ a: Vector, _ b: Vector) -> Vector { _mm256_mulhrs_epi16(a, b) }
+    @inline(__always) static func addSaturating(_ a: Vector, _ b: Vector) -> Vector { _mm256_adds_epi16(a, b) }
+    @inline(__always) static func shiftLeft(_ a: Vector, _ count: Int) -> Vector { _mm256_slli_epi16(a, Int32(count)) }
+    @inline(__always) static func shiftRight(_ a: Vector, _ count: Int) -> Vector { _mm256_srai_epi16(a, Int32(count)) }
+    @inline(__always) static func clamp(_ a: Vector, _ low: Vector, _ high: Vector) -> Vector {
+        _mm256_min_epi16(_mm256_max_epi16(a, low), high)
+    }
+
+    /// Each pair of neighbouring lanes swapped.
+    @inline(__always) static func swapPairs(_ a: Vector) -> Vector {
+        _mm256_shuffle_epi8(a, _mm256_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13,
+                                                2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13))
+    }
+    #else
+    typealias Vector = SIMD16<Int16>
+
+    @inline(__always) static func splat(_ value: Int16) -> Vector { Vector(repeating: value) }
+
+    @inline(__always) static func alternating(_ even: Int16, _ odd: Int16) -> Vector {
+        var v = Vector()
+        for lane in 0..<16 { v[lane] = lane % 2 == 0 ? even : odd }
+        return v
+    }
+
+    @inline(__always) static func widen32(_ pointer: UnsafeMutablePointer<UInt8>) -> (Vector, Vector) {
+        let bytes = UnsafeRawPointer(pointer).loadUnaligned(as: SIMD32<UInt8>.self)
+        var (a, b) = (Vector(), Vector())
+        for lane in 0..<16 { (a[lane], b[lane]) = (Int16(bytes[lane]), Int16(bytes[16 + lane])) }
+        return (a, b)
+    }
+
+    @inline(__always) static func narrow32(_ a: Vector, _ b: Vector, to pointer: UnsafeMutablePointer<UInt8>) {
+        var bytes = SIMD32<UInt8>()
+        for lane in 0..<16 { (bytes[lane], bytes[16 + lane]) = (UInt8(clamping: a[lane]), UInt8(clamping: b[lane])) }
+        UnsafeMutableRawPointer(pointer).storeBytes(of: bytes, as: SIMD32<UInt8>.self)
+    }
+
+    /// (a·b + 2¹⁴) >> 15, as `vpmulhrsw` and NEON's `sqrdmulh` compute it.
+    @inline(__always) static func multiplyHighRounded(_ a: Vector, _ b: Vector) -> Vector {
+        var v = Vector()
+        for lane in 0..<16 { v[lane] = Int16(truncatingIfNeeded: (Int32(a[lane]) * Int32(b[lane]) + 0x4000) >> 15) }
+        return v
+    }
+
+    @inline(__always) static func addSaturating(_ a: Vector, _ b: Vector) -> Vector {
+        var v = Vector()
+        for lane in 0..<16 { v[lane] = Int16(clamping: Int32(a[lane]) + Int32(b[lane])) }
+        return v
+    }
+
+    @inline(__always) static func shiftLeft(_ a: Vector, _ count: Int) -> Vector { a &<< Int16(count) }
+    @inline(__always) static func shiftRight(_ a: Vector, _ count: Int) -> Vector { a &>> Int16(count) }
+    @inline(__always) static func clamp(_ a: Vector, _ low: Vector, _ high: Vector) -> Vector {
+        a.replacing(with: low, where: a .< low).replacing(with: high, where: a .> high)
+    }
+
+    @inline(__always) static func swapPairs(_ a: Vector) -> Vector {
+        var v = Vector()
+        for lane in 0..<16 { v[lane] = a[lane ^ 1] }
+        return v
+    }
+    #endif
+}

@@ -223,4 +223,46 @@ final class ColorRunKernelTests: XCTestCase {
             }
         }
     }
+
+    /// `ByteTable` (byte shuffles on x86-64 release builds) is exactly the table: every byte value through a random
+    /// table, in a row whose length is no multiple of 32 (the bytes past it, the row padding, may change; those before
+    /// it must be the table's).
+    func testByteTableIsTheTable() {
+        var generator = SystemRandomNumberGenerator.Seeded(state: 0x7ab1e)
+        let map = (0..<256).map { _ in generator.byte() }
+        let count = 1000
+        let row = UnsafeMutablePointer<UInt8>.allocate(capacity: 1024)
+        defer { row.deallocate() }
+        let input = (0..<count).map { UInt8(truncatingIfNeeded: $0 < 256 ? $0 : Int(generator.byte())) }
+        row.initialize(from: input, count: count)
+        ByteTable(map).apply(to: row, count: count)
+        XCTAssertEqual(Array(UnsafeBufferPointer(start: row, count: count)), input.map { map[Int($0)] })
+    }
+
+    /// The 16-bit lane operations of the fixed-point kernels against their definitions, on values that reach the
+    /// ends of their ranges: `vpmulhrsw` is (a·b + 2¹⁴) >> 15, `vpaddsw` saturates, the shifts are arithmetic, the clamp
+    /// and the narrowing to bytes saturate, the pair swap swaps neighbours. Exact.
+    func testFixedPointLaneOperations() {
+        var generator = SystemRandomNumberGenerator.Seeded(state: 0x1a7e5)
+        func randomLanes() -> [Int16] { (0..<16).map { _ in Int16(bitPattern: UInt16(generator.byte()) << 8 | UInt16(generator.byte())) } }
+        func vector(_ values: [Int16]) -> Lanes16.Vector { unsafeBitCast(SIMD16<Int16>(values), to: Lanes16.Vector.self) }
+        func lanes(_ v: Lanes16.Vector) -> [Int16] { let s = unsafeBitCast(v, to: SIMD16<Int16>.self); return (0..<16).map { s[$0] } }
+        for _ in 0..<50 {
+            let (a, b) = (randomLanes(), randomLanes().map { $0 == .min ? 0 : $0 })
+            XCTAssertEqual(lanes(Lanes16.multiplyHighRounded(vector(a), vector(b))),
+                           zip(a, b).map { Int16(truncatingIfNeeded: (Int32($0) * Int32($1) + 0x4000) >> 15) })
+            XCTAssertEqual(lanes(Lanes16.addSaturating(vector(a), vector(b))), zip(a, b).map { Int16(clamping: Int32($0) + Int32($1)) })
+            XCTAssertEqual(lanes(Lanes16.shiftRight(vector(a), 5)), a.map { $0 >> 5 })
+            XCTAssertEqual(lanes(Lanes16.shiftLeft(vector(a), 3)), a.map { $0 &<< 3 })
+            XCTAssertEqual(lanes(Lanes16.clamp(vector(a), Lanes16.splat(-300), Lanes16.splat(900))), a.map { min(max($0, -300), 900) })
+            XCTAssertEqual(lanes(Lanes16.swapPairs(vector(a))), (0..<16).map { a[$0 ^ 1] })
+            XCTAssertEqual(lanes(Lanes16.alternating(7, -9)), (0..<16).map { $0 % 2 == 0 ? 7 : -9 })
+            let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: 32)
+            defer { bytes.deallocate() }
+            Lanes16.narrow32(vector(a), vector(b), to: bytes)
+            XCTAssertEqual(Array(UnsafeBufferPointer(start: bytes, count: 32)), (a + b).map { UInt8(clamping: $0) })
+            let widened = Lanes16.widen32(bytes)
+            XCTAssertEqual(lanes(widened.0) + lanes(widened.1), (a + b).map { Int16(UInt8(clamping: $0)) })
+        }
+    }
 }

@@ -4,7 +4,7 @@ import _Builtin_intrinsics.intel
 import VFXCore
 
 /// `PlanarYUVKernel`'s run in 16-bit fixed point: the luma map and each chroma step with integer coefficients, 32
-/// samples per step of the loop, about twice the Float path's speed (`docs/performance.md`, "Colour runs").
+/// samples per step of the loop; a luma map runs at the speed of a plain copy (`docs/filter-engine.md`).
 ///
 /// Arithmetic, on each 16-bit lane:
 /// - luma: `x·2⁷` times the gain in Q(15 − s) with a rounding high multiply (`vpmulhrsw`) gives `g·x` in Q(7 − s); the
@@ -13,9 +13,9 @@ import VFXCore
 /// - chroma: samples centred on 128 in Q7; each step is two rounding high multiplies per output, the offset, and the
 ///   clamp to −128…127 codes, kept in Q7 for the next step (no rounding to whole codes between steps, as in Float);
 ///   the last step is rounded to whole codes.
-/// Each multiply rounds to 2^-(7 - s) of a code and the gain is held to 2^-(15 - s): with s = 1 a result is within
-/// 0.02 codes of the exact value, so it differs from the Float path's rounding only where the exact value lies that
-/// close to a half code, and then by one code. Maps of whole codes (`invert`, offsets) are exact.
+/// Each multiply rounds to 2^-(8 - s) of a code and the gain is held to 2^-(16 - s): with s = 1 (gains below 2) a step
+/// is within 0.025 codes of the exact value, so the result rounds differently from exact arithmetic only where the
+/// exact value lies that close to a half code, and then by one code. Maps of whole codes (`invert`, offsets) are exact.
 ///
 /// ```swift
 /// let fixed = PlanarYUVFixedPoint(lumaGain: 1.2, offset: -25.6, low: 0, high: 255, chroma: steps, interleaved: false)
@@ -38,7 +38,7 @@ struct PlanarYUVFixedPoint {
     let chromaInterleaved: Bool
 
     /// The run in fixed point (luma `clamp(gain·Y + offset, low, high)`, then the chroma steps), or nil when a gain
-    /// reaches 16 or an offset does not fit (the Float path then).
+    /// reaches 32 or an offset does not fit (the general kernels take such a run).
     init?(lumaGain gain: Float, offset: Float, low: Float, high: Float, chroma steps: [PlanarYUVKernel.ChromaStep],
           interleaved: Bool) {
         if gain == 1, offset == 0, low == 0, high == 255 {

@@ -11,7 +11,7 @@ import VFXCore
 /// in R'G'B': on colours that the R'G'B' definition would clip (a hue turned out of gamut), the result differs by that
 /// clip, as FFmpeg's per-plane filters do. Luma maps of that form compose exactly: `clamp(a·Y + b, low, high)`, one
 /// multiply-add and one clamp for the whole run; chroma steps are applied one after the other (a clamp in 2D does not
-/// compose), each a few multiply-adds on data already in registers. A run whose gains reach 16 (or whose offsets do not
+/// compose), each a few multiply-adds on data already in registers. A run whose gains reach 32 (or whose offsets do not
 /// fit 16 bits) is not taken: the general kernels run it.
 ///
 /// ```swift
@@ -61,7 +61,7 @@ final class PlanarYUVKernel: ColorKernel {
         // A run that keeps luma (hue, saturation) comes out within Float rounding of the identity: snap it, so the
         // luma plane is not rewritten (|gain − 1| < 1e-4 and |offset| < 0.01 move no sample by more than 0.04 codes).
         if abs(gain - 1) < 1e-4, abs(offset) < 0.01, low < 0.01, high > 254.99 { (gain, offset, low, high) = (1, 0, 0, 255) }
-        // Gains of 16 or more and offsets beyond the fixed point's range take the general kernels.
+        // Gains of 32 or more and offsets beyond the fixed point's range take the general kernels.
         guard let fixedPoint = PlanarYUVFixedPoint(lumaGain: gain, offset: offset, low: low, high: high, chroma: steps,
                                                    interleaved: chromaInterleaved) else { return nil }
         self.fixedPoint = fixedPoint

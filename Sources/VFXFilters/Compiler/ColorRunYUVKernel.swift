@@ -125,9 +125,7 @@ final class ColorRunYUVKernel: ColorKernel {
         let (steps, count) = (self.steps, self.count)
         let chunkVectors = 4 * Self.chunkGroups
         slices.run(rows: (height + 1) / 2) { chromaRows in
-            withUnsafeTemporaryAllocation(of: SIMD8<Int32>.self, capacity: chunkVectors) { indexScratch in
             withUnsafeTemporaryAllocation(of: SIMD8<Float>.self, capacity: 3 * chunkVectors) { scratch in
-                let indices = indexScratch.baseAddress.unsafelyUnwrapped
                 // Vector (group·2 + row)·2 + parity of the chunk: 8 pixels of one luma row, one column parity.
                 let red = scratch.baseAddress.unsafelyUnwrapped
                 let green = red + chunkVectors, blue = green + chunkVectors
@@ -164,7 +162,7 @@ final class ColorRunYUVKernel: ColorKernel {
                         }
                         // Each further step over the whole chunk.
                         for index in 0..<count {
-                            steps[index].apply(red, green, blue, vectors: 4 * groups, indices: indices)
+                            steps[index].apply(red, green, blue, vectors: 4 * groups)
                         }
                         // Back to Y'CbCr: each pixel's luma, each block's chroma from its mean R'G'B'.
                         for group in 0..<groups {
@@ -195,7 +193,6 @@ final class ColorRunYUVKernel: ColorKernel {
                         chunk += 8 * groups
                     }
                 }
-            }
             }
         }
     }
@@ -321,11 +318,10 @@ final class CurveTable {
 }
 
 extension RunStep {
-    /// The step on `vectors` vectors of 8 pixels' R'G'B' (each in 0…1), in place (`indices`: room for `vectors` vectors
-    /// of table indices).
+    /// The step on `vectors` vectors of 8 pixels' R'G'B' (each in 0…1), in place.
     @inline(__always)
     func apply(_ red: UnsafeMutablePointer<SIMD8<Float>>, _ green: UnsafeMutablePointer<SIMD8<Float>>,
-               _ blue: UnsafeMutablePointer<SIMD8<Float>>, vectors: Int, indices: UnsafeMutablePointer<SIMD8<Int32>>) {
+               _ blue: UnsafeMutablePointer<SIMD8<Float>>, vectors: Int) {
         switch kind {
         case .matrix:
             let (m, o) = ((matrix.red, matrix.green, matrix.blue), matrix.offset)
@@ -337,9 +333,9 @@ extension RunStep {
             }
         case .curves:
             let (table, n) = (self.table.unsafelyUnwrapped, channelStride)
-            lookUp(table, red, vectors: vectors, indices: indices)
-            lookUp(table + n, green, vectors: vectors, indices: indices)
-            lookUp(table + 2 * n, blue, vectors: vectors, indices: indices)
+            lookUp(table, red, vectors: vectors)
+            lookUp(table + n, green, vectors: vectors)
+            lookUp(table + 2 * n, blue, vectors: vectors)
         case .luma, .gray:
             let w = weights
             for v in 0..<vectors {
@@ -361,21 +357,22 @@ extension RunStep {
 
 /// Each value (in 0…1) of `vectors` vectors replaced by the entry of a `CurveTable.size`-entry table nearest to it:
 /// the entries' indices computed 8 at a time, then one scalar load per value (AVX2 has no gather worth its cost). The
-/// indices are read and the values written two at a time (one 64-bit load and one 64-bit store per pair), so a value
-/// costs 1.5 loads and half a store instead of 2 and 1: loads are what bound this loop.
+/// indices are taken from the vector register two at a time (`vpextrq`) and the values written two at a time (one
+/// 64-bit store per pair), so a value costs one load and half a store (2 and 1 through a scratch of indices):
+/// loads and stores are what bound this loop.
 @inline(__always)
-func lookUp(_ table: UnsafeMutablePointer<Float>, _ values: UnsafeMutablePointer<SIMD8<Float>>, vectors: Int,
-            indices: UnsafeMutablePointer<SIMD8<Int32>>) {
+func lookUp(_ table: UnsafeMutablePointer<Float>, _ values: UnsafeMutablePointer<SIMD8<Float>>, vectors: Int) {
     let scale = Float(CurveTable.size - 1)
     // x + 2²³ holds round(x) in its low mantissa bits (for 0 ≤ x < 2²²).
-    for v in 0..<vectors { indices[v] = unsafeBitCast(values[v] * scale + 8_388_608, to: SIMD8<Int32>.self) & 0x3F_FFFF }
     values.withMemoryRebound(to: UInt64.self, capacity: 4 * vectors) { pairs in
-        indices.withMemoryRebound(to: UInt64.self, capacity: 4 * vectors) { indexPairs in
-            for i in 0..<(4 * vectors) {
-                let both = indexPairs[i]
+        for v in 0..<vectors {
+            let index = unsafeBitCast(values[v] * scale + 8_388_608, to: SIMD8<Int32>.self) & 0x3F_FFFF
+            let quads = unsafeBitCast(index, to: SIMD4<UInt64>.self)
+            for k in 0..<4 {
+                let both = quads[k]
                 let first = table[Int(truncatingIfNeeded: UInt32(truncatingIfNeeded: both))].bitPattern
                 let second = table[Int(truncatingIfNeeded: both >> 32)].bitPattern
-                pairs[i] = UInt64(second) << 32 | UInt64(first)
+                pairs[4 * v + k] = UInt64(second) << 32 | UInt64(first)
             }
         }
     }

@@ -31,6 +31,8 @@ struct PlanarYUVFixedPoint {
     /// then shifted left by `s` back to Q7 (likewise cr').
     struct ChromaStep {
         var m00: Int16, m01: Int16, m10: Int16, m11: Int16, o0: Int16, o1: Int16, s: Int, low: Int16, high: Int16
+        /// No cross terms (`m01 = m10 = 0`: saturation, contrast, invert): one multiply per output, not two.
+        var isDiagonal: Bool { m01 == 0 && m10 == 0 }
     }
 
     let luma: LumaMap?
@@ -142,13 +144,16 @@ struct PlanarYUVFixedPoint {
                 let m = (Lanes16.splat(step.m00), Lanes16.splat(step.m01), Lanes16.splat(step.m10), Lanes16.splat(step.m11))
                 let (o0, o1) = (Lanes16.splat(step.o0), Lanes16.splat(step.o1))
                 let (low, high) = (Lanes16.splat(step.low), Lanes16.splat(step.high))
+                let diagonal = step.isDiagonal
+                // `a` is the output's own channel, its only term in a diagonal step.
                 func mix(_ a: Lanes16.Vector, _ ma: Lanes16.Vector, _ b: Lanes16.Vector, _ mb: Lanes16.Vector,
                          _ o: Lanes16.Vector) -> Lanes16.Vector {
-                    let sum = Lanes16.addSaturating(Lanes16.multiplyHighRounded(a, ma), Lanes16.multiplyHighRounded(b, mb))
+                    let product = Lanes16.multiplyHighRounded(a, ma)
+                    let sum = diagonal ? product : Lanes16.addSaturating(product, Lanes16.multiplyHighRounded(b, mb))
                     return Lanes16.shiftLeft(Lanes16.clamp(Lanes16.addSaturating(sum, o), low, high), step.s)
                 }
-                (cb0, cr0) = (mix(cb0, m.0, cr0, m.1, o0), mix(cb0, m.2, cr0, m.3, o1))
-                (cb1, cr1) = (mix(cb1, m.0, cr1, m.1, o0), mix(cb1, m.2, cr1, m.3, o1))
+                (cb0, cr0) = (mix(cb0, m.0, cr0, m.1, o0), mix(cr0, m.3, cb0, m.2, o1))
+                (cb1, cr1) = (mix(cb1, m.0, cr1, m.1, o0), mix(cr1, m.3, cb1, m.2, o1))
             }
             Lanes16.narrow32(codes(cb0), codes(cb1), to: cbRow + x)
             Lanes16.narrow32(codes(cr0), codes(cr1), to: crRow + x)
@@ -166,9 +171,11 @@ struct PlanarYUVFixedPoint {
                 let same = Lanes16.alternating(step.m00, step.m11), other = Lanes16.alternating(step.m01, step.m10)
                 let offset = Lanes16.alternating(step.o0, step.o1)
                 let (low, high) = (Lanes16.splat(step.low), Lanes16.splat(step.high))
+                let diagonal = step.isDiagonal
                 func mix(_ v: Lanes16.Vector) -> Lanes16.Vector {
-                    let sum = Lanes16.addSaturating(Lanes16.multiplyHighRounded(v, same),
-                                                    Lanes16.multiplyHighRounded(Lanes16.swapPairs(v), other))
+                    let product = Lanes16.multiplyHighRounded(v, same)
+                    let sum = diagonal
+                        ? product : Lanes16.addSaturating(product, Lanes16.multiplyHighRounded(Lanes16.swapPairs(v), other))
                     return Lanes16.shiftLeft(Lanes16.clamp(Lanes16.addSaturating(sum, offset), low, high), step.s)
                 }
                 (v0, v1) = (mix(v0), mix(v1))

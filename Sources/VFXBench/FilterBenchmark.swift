@@ -1,6 +1,7 @@
 import Foundation
 import VFXCore
 import VFXFilters
+import VFXMedia
 import VFXPipeline
 
 /// Times a filter chain on a y4m clip and FFmpeg's equivalent on the same clip in the same run.

@@ -2,6 +2,7 @@ import Foundation
 import VFXCore
 import VFXTestSupport
 import VFXFilters
+import VFXMedia
 import VFXPipeline
 import XCTest
 

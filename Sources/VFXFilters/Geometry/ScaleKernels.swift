@@ -18,8 +18,8 @@ import VFXCore
 ///
 /// Worst case about 0.25 of a code from the exact value (weights to 2^−(7+s), s = 5…7; the rest's shift rounds down;
 /// rounded products). `init` is nil when a tap falls outside its window or a sum could leave 16 bits, and the caller
-/// takes `PhaseScaler`. Scratch memory (per slice: the ring and a window for the row ends) is made here; `run`
-/// allocates nothing.
+/// takes `PhaseScaler`. The chunks at the row ends read windows whose indices are clamped to the row (byte shuffles
+/// of its first or last sixteen bytes). Scratch memory (a ring per slice) is made here; `run` allocates nothing.
 ///
 /// ```swift
 /// let across = PhaseTaps(source: 1920, destination: 1280, kernel: .bicubic)!
@@ -29,7 +29,7 @@ import VFXCore
 /// ```
 final class ShuffleScaler: PlaneRowScaler, @unchecked Sendable {
     // Sendable: the constants are written only in `init`; `run` is called by one frame at a time (the processor
-    // contract) and each concurrent call gets its own slice number, whose ring, ring table and edge window no other
+    // contract) and each concurrent call gets its own slice number, whose ring and ring table no other
     // slice touches.
     private let sourceWidth: Int, outputWidth: Int
     /// 32-output chunks per row, and the Int16s of a ring row (32 per chunk).
@@ -52,8 +52,6 @@ final class ShuffleScaler: PlaneRowScaler, @unchecked Sendable {
     private let ring: UnsafeMutablePointer<Int16>
     /// Per slice and ring row: the source row it holds (−1: none).
     private let held: UnsafeMutablePointer<Int>
-    /// Per slice: 128 bytes for a chunk's windows at the row ends, edge samples repeated (the span rounded up to 16).
-    private let edge: UnsafeMutablePointer<UInt8>
 
     init?(across: PhaseTaps, down: ResamplingTaps, slices: Int) {
         let (p, q) = (across.p, across.q)
@@ -143,22 +141,18 @@ final class ShuffleScaler: PlaneRowScaler, @unchecked Sendable {
         ring = .allocate(capacity: self.slices * ringRows * rowLength)
         ring.initialize(repeating: 0, count: self.slices * ringRows * rowLength)
         held = .allocate(capacity: self.slices * ringRows)
-        edge = .allocate(capacity: self.slices * 128)
-        edge.initialize(repeating: 0, count: self.slices * 128)
     }
 
     deinit {
         constants.deallocate()
         ring.deallocate()
         held.deallocate()
-        edge.deallocate()
     }
 
     /// Output rows `rows` of `target` from `source`, with slice `slice`'s scratch.
     func run(from source: Plane, into target: Plane, rows outputRows: Range<Int>, slice: Int) {
         let ring = self.ring + slice * ringRows * rowLength
         let held = self.held + slice * ringRows
-        let edge = self.edge + slice * 128
         held.update(repeating: -1, count: ringRows)
         let (taps, mask) = (self.taps, ringRows - 1)
         withUnsafeTemporaryAllocation(of: UnsafePointer<Int16>.self, capacity: taps) { inputs in
@@ -172,7 +166,7 @@ final class ShuffleScaler: PlaneRowScaler, @unchecked Sendable {
                         let row = Int(rows[y * taps + k])
                         let slot = ring + (row & mask) * rowLength
                         if held[row & mask] != row {
-                            horizontal(source.row(row), into: slot, edge: edge)
+                            horizontal(source.row(row), into: slot)
                             held[row & mask] = row
                         }
                         inputs[count] = UnsafePointer(slot)
@@ -185,32 +179,28 @@ final class ShuffleScaler: PlaneRowScaler, @unchecked Sendable {
         }
     }
 
-    /// Source row `bytes` filtered across into a ring row, chunk by chunk; the chunks whose windows reach past either end
-    /// read a copy with the edge samples repeated. Specialized for one to four pairs of taps, so that the pair loop is
-    /// unrolled and the constants stay in registers.
-    private func horizontal(_ bytes: UnsafePointer<UInt8>, into line: UnsafeMutablePointer<Int16>, edge: UnsafeMutablePointer<UInt8>) {
+    /// Source row `bytes` filtered across into a ring row, chunk by chunk. Specialized for one to four pairs of taps, so
+    /// that the pair loop is unrolled.
+    private func horizontal(_ bytes: UnsafePointer<UInt8>, into line: UnsafeMutablePointer<Int16>) {
         switch pairs {
-        case 1: horizontal(bytes, into: line, edge: edge, pairs: 1)
-        case 2: horizontal(bytes, into: line, edge: edge, pairs: 2)
-        case 3: horizontal(bytes, into: line, edge: edge, pairs: 3)
-        case 4: horizontal(bytes, into: line, edge: edge, pairs: 4)
-        default: horizontal(bytes, into: line, edge: edge, pairs: pairs)
+        case 1: horizontal(bytes, into: line, pairs: 1)
+        case 2: horizontal(bytes, into: line, pairs: 2)
+        case 3: horizontal(bytes, into: line, pairs: 3)
+        case 4: horizontal(bytes, into: line, pairs: 4)
+        default: horizontal(bytes, into: line, pairs: pairs)
         }
     }
 
-    @inline(__always) private func horizontal(_ bytes: UnsafePointer<UInt8>, into line: UnsafeMutablePointer<Int16>,
-                                              edge: UnsafeMutablePointer<UInt8>, pairs: Int) {
+    @inline(__always) private func horizontal(_ bytes: UnsafePointer<UInt8>, into line: UnsafeMutablePointer<Int16>, pairs: Int) {
         let (chunks, chunkStep, laneStep, first, span, width) = (chunks, chunkStep, laneStep, first, span, sourceWidth)
         let shift = _mm_cvtsi32_si128(self.shift)
         let constants = self.constants
-        let iota = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
-        /// One chunk of 32 outputs from the windows at `windows` + 0, 1, 2, 3 lane steps (outputs 0–7, 8–15, 16–23, 24–31).
-        @inline(__always) func chunk(_ windows: UnsafePointer<UInt8>, into line: UnsafeMutablePointer<Int16>) {
-            let raw = UnsafeRawPointer(windows)
-            @inline(__always) func window(_ lane: Int) -> __m128i {
-                raw.loadUnaligned(fromByteOffset: lane * laneStep, as: __m128i.self)
-            }
-            let (even, odd) = (_mm256_set_m128i(window(2), window(0)), _mm256_set_m128i(window(3), window(1)))
+        /// Chunk c (32 outputs) from its four windows, `window(c · chunkStep + first + lane · laneStep)` for lanes 0–3
+        /// (outputs 0–7, 8–15, 16–23, 24–31).
+        @inline(__always) func chunk(_ c: Int, _ window: (Int) -> __m128i) {
+            let base = c * chunkStep + first
+            let even = _mm256_set_m128i(window(base + 2 * laneStep), window(base))
+            let odd = _mm256_set_m128i(window(base + 3 * laneStep), window(base + laneStep))
             var (mask, coarse, rest) = (constants[0], constants[1], constants[2])
             var (evenPairs, oddPairs) = (_mm256_shuffle_epi8(even, mask), _mm256_shuffle_epi8(odd, mask))
             var evenCoarse = _mm256_maddubs_epi16(evenPairs, coarse), evenRest = _mm256_maddubs_epi16(evenPairs, rest)
@@ -223,36 +213,29 @@ final class ShuffleScaler: PlaneRowScaler, @unchecked Sendable {
                 oddCoarse = _mm256_add_epi16(oddCoarse, _mm256_maddubs_epi16(oddPairs, coarse))
                 oddRest = _mm256_add_epi16(oddRest, _mm256_maddubs_epi16(oddPairs, rest))
             }
-            let target = UnsafeMutableRawPointer(line)
+            let target = UnsafeMutableRawPointer(line + 32 * c)
             target.storeBytes(of: _mm256_add_epi16(evenCoarse, _mm256_sra_epi16(evenRest, shift)), as: __m256i.self)
             target.storeBytes(of: _mm256_add_epi16(oddCoarse, _mm256_sra_epi16(oddRest, shift)), toByteOffset: 32, as: __m256i.self)
         }
-        /// A chunk whose windows reach past an end of the row, from a copy with the edge samples repeated.
-        @inline(never) func edgeChunk(_ c: Int) {
-            let base = c * chunkStep + first
-            // Sixteen bytes at a time: bytes[clamp(start + i)] is a shuffle of the row's first or last sixteen bytes
-            // (the row has at least 16: `PhaseTaps` makes at least 16 periods).
-            @inline(__always) func load(_ offset: Int) -> __m128i { UnsafeRawPointer(bytes + offset).loadUnaligned(as: __m128i.self) }
-            for block in stride(from: 0, to: span, by: 16) {
-                let start = base + block
-                let value = if start >= 0 && start + 16 <= width {
-                    load(start)
-                } else if start < 0 {
-                    _mm_shuffle_epi8(load(0), _mm_max_epi8(_mm_adds_epi8(iota, _mm_set1_epi8(Int8(max(start, -128)))), _mm_setzero_si128()))
-                } else {
-                    _mm_shuffle_epi8(load(width - 16), _mm_min_epi8(_mm_adds_epi8(iota, _mm_set1_epi8(Int8(min(start - width + 16, 127)))),
-                                                                    _mm_set1_epi8(15)))
-                }
-                UnsafeMutableRawPointer(edge + block).storeBytes(of: value, as: __m128i.self)
+        @inline(__always) func load(_ start: Int) -> __m128i { UnsafeRawPointer(bytes + start).loadUnaligned(as: __m128i.self) }
+        /// Sixteen bytes from `start` with indices clamped to the row: a shuffle of its first or last sixteen bytes (the
+        /// row has at least 16: `PhaseTaps` makes at least 16 periods).
+        let iota = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+        @inline(__always) func clampedLoad(_ start: Int) -> __m128i {
+            if start >= 0 && start + 16 <= width { return load(start) }
+            if start < 0 {
+                return _mm_shuffle_epi8(load(0), _mm_max_epi8(_mm_adds_epi8(iota, _mm_set1_epi8(Int8(max(start, -128)))), _mm_setzero_si128()))
             }
-            chunk(edge, into: line + 32 * c)
+            return _mm_shuffle_epi8(load(width - 16), _mm_min_epi8(_mm_adds_epi8(iota, _mm_set1_epi8(Int8(min(start - width + 16, 127)))),
+                                                                  _mm_set1_epi8(15)))
         }
-        // Chunks c with 0 ≤ c · chunkStep + first and c · chunkStep + first + span ≤ width read the row itself.
+        // Chunks c with 0 ≤ c · chunkStep + first and c · chunkStep + first + span ≤ width read the row as it is; the
+        // others (at most a few at each end) read clamped windows.
         let inside = min(chunks, max(0, (-first + chunkStep - 1) / chunkStep))
         let end = max(inside, min(chunks, width - span - first >= 0 ? (width - span - first) / chunkStep + 1 : 0))
-        for c in 0..<inside { edgeChunk(c) }
-        for c in inside..<end { chunk(bytes + c * chunkStep + first, into: line + 32 * c) }
-        for c in end..<chunks { edgeChunk(c) }
+        for c in 0..<inside { chunk(c, clampedLoad) }
+        for c in inside..<end { chunk(c, load) }
+        for c in end..<chunks { chunk(c, clampedLoad) }
     }
 
     /// Output row `output` = Σ inputs[k] × factors[k] over ring rows, rounded to bytes: 64 outputs per step (each tap's

@@ -93,8 +93,9 @@ struct ResamplingTaps: Sendable {
     }
 }
 
-/// The stage of `scale`: per plane, the phase path (`PhaseScaler`, 16-bit fixed point) when the plane has one sample
-/// per pixel and its width changes by p:q with p ≤ 3, q ≤ 2 (1080p → 720p is 3:2, halving 2:1, doubling 1:2); otherwise per
+/// The stage of `scale`: per plane, the phase path when the plane has one sample per pixel and its width changes by p:q
+/// with p ≤ 3, q ≤ 2 (1080p → 720p is 3:2, halving 2:1, doubling 1:2): `ShuffleScaler` (AVX2, x86-64 release builds) where
+/// its windows fit, else `PhaseScaler` (16-bit fixed point); otherwise per
 /// output row a vertical pass (sixteen source samples per vector, from bytes) into a row of floats, then a horizontal
 /// pass over that row in blocks of eight output samples (`BlockTaps`), fused so the intermediate row stays in the
 /// first-level cache. Taps and scratch memory are made at configure time.

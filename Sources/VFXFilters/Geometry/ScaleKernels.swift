@@ -179,19 +179,19 @@ final class ShuffleScaler: PlaneRowScaler, @unchecked Sendable {
         }
     }
 
-    /// Source row `bytes` filtered across into a ring row, chunk by chunk. Specialized for one to four pairs of taps, so
-    /// that the pair loop is unrolled.
+    /// Source row `bytes` filtered across into a ring row, chunk by chunk. Specialized (a generic function per count) for
+    /// two to four pairs of taps, so that the pair loop is unrolled and its constants stay in registers.
     private func horizontal(_ bytes: UnsafePointer<UInt8>, into line: UnsafeMutablePointer<Int16>) {
         switch pairs {
-        case 1: horizontal(bytes, into: line, pairs: 1)
-        case 2: horizontal(bytes, into: line, pairs: 2)
-        case 3: horizontal(bytes, into: line, pairs: 3)
-        case 4: horizontal(bytes, into: line, pairs: 4)
-        default: horizontal(bytes, into: line, pairs: pairs)
+        case 2: horizontal(bytes, into: line, TwoPairs.self)
+        case 3: horizontal(bytes, into: line, ThreePairs.self)
+        case 4: horizontal(bytes, into: line, FourPairs.self)
+        default: horizontal(bytes, into: line, AnyPairs.self)
         }
     }
 
-    @inline(__always) private func horizontal(_ bytes: UnsafePointer<UInt8>, into line: UnsafeMutablePointer<Int16>, pairs: Int) {
+    private func horizontal<Count: PairCount>(_ bytes: UnsafePointer<UInt8>, into line: UnsafeMutablePointer<Int16>, _: Count.Type) {
+        let pairs = Count.pairs ?? self.pairs
         let (chunks, chunkStep, laneStep, first, span, width) = (chunks, chunkStep, laneStep, first, span, sourceWidth)
         let shift = _mm_cvtsi32_si128(self.shift)
         let constants = self.constants
@@ -281,4 +281,11 @@ final class ShuffleScaler: PlaneRowScaler, @unchecked Sendable {
         }
     }
 }
+
+/// The number of tap pairs `ShuffleScaler.horizontal` is specialized for (nil: read at run time).
+protocol PairCount { static var pairs: Int? { get } }
+enum TwoPairs: PairCount { static var pairs: Int? { 2 } }
+enum ThreePairs: PairCount { static var pairs: Int? { 3 } }
+enum FourPairs: PairCount { static var pairs: Int? { 4 } }
+enum AnyPairs: PairCount { static var pairs: Int? { nil } }
 #endif

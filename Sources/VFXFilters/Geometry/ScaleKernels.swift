@@ -282,7 +282,12 @@ final class ShuffleScaler: PlaneRowScaler, @unchecked Sendable {
     }
 }
 
-/// The number of tap pairs `ShuffleScaler.horizontal` is specialized for (nil: read at run time).
+/// The number of tap pairs `ShuffleScaler.horizontal` is specialized for (nil: read at run time), as a type so that the
+/// optimizer makes one copy of the pass per count.
+///
+/// ```swift
+/// horizontal(bytes, into: line, ThreePairs.self)   // the pair loop unrolled, three times
+/// ```
 protocol PairCount { static var pairs: Int? { get } }
 enum TwoPairs: PairCount { static var pairs: Int? { 2 } }
 enum ThreePairs: PairCount { static var pairs: Int? { 3 } }

@@ -91,8 +91,8 @@ import VFXTestSupport
     /// `scale`'s phase path (widths that change by 3:2, 2:1, 1:2 or not at all, on planes of one byte per sample, in
     /// 16-bit fixed point): gray and I420 frames whose rows are not whole vectors of periods (so the one-by-one tails
     /// and the pads at both edges are used), one and two slices, shrinking and growing heights. Within 1 code of the
-    /// definition evaluated in Double: the fixed-point sums stay within 0.2 of a code of it (see `PhaseScaler`), so a
-    /// value near a half may round the other way.
+    /// definition evaluated in Double: the fixed-point sums stay within 0.25 of a code of it (see `PhaseScaler` and, on
+    /// x86-64, `ShuffleScaler`), so a value near a half may round the other way.
     @Test(arguments: [(150, 90, 100, 60, "bicubic"), (150, 90, 100, 135, "bicubic"), (96, 70, 48, 35, "bicubic"),
                       (96, 70, 192, 140, "bicubic"), (96, 70, 96, 50, "bicubic"), (150, 90, 100, 60, "bilinear"),
                       (96, 70, 48, 35, "area")])
@@ -112,6 +112,33 @@ import VFXTestSupport
                     #expect(worst <= 1, "\(format) plane \(index) \(width)x\(height) → \(toWidth)x\(toHeight) \(kernel), \(threads) threads: \(worst)")
                 }
             }
+        }
+    }
+
+    /// The phase path's two kernels run directly on the same gray planes: `PhaseScaler` (the portable one, used on every
+    /// target) and, in x86-64 release builds, `ShuffleScaler` (AVX2), so that both stay tested where the filter picks the
+    /// second. Each within 1 code of the definition evaluated in Double (both stay within 0.25 of a code of the exact sum,
+    /// so a value near a half may round either way); widths 3:2, 1:2 and unchanged (`ShuffleScaler` only), heights
+    /// shrinking and growing.
+    @Test(arguments: [(150, 90, 100, 60), (150, 90, 100, 135), (96, 70, 192, 140), (96, 70, 96, 50)])
+    func scalePhaseKernelsMatchTheDefinition(width: Int, height: Int, toWidth: Int, toHeight: Int) throws {
+        let source = RawFrames.frame(try SpatialFixtures.decode("astronaut.png", pixelFormat: "gray", size: (width, height)),
+                                     format: .gray8, width: width, height: height)
+        let expected = Self.resampled(SpatialFixtures.doubles(SpatialFixtures.rows(source, 0)), channels: 1,
+                                      to: (toWidth, toHeight), kernel: "bicubic").map { $0.map(SpatialFixtures.byte) }
+        let across = try #require(PhaseTaps(source: width, destination: toWidth, kernel: .bicubic))
+        let down = ResamplingTaps(source: height, destination: toHeight, kernel: .bicubic)
+        // PhaseScaler declines an unchanged width (a weight of 1 does not fit its 2¹⁵ scale; the blocked path takes it).
+        var kernels: [(String, any PlaneRowScaler)] = []
+        if toWidth != width { kernels.append(("PhaseScaler", try #require(PhaseScaler(across: across, down: down, slices: 1)))) }
+        #if arch(x86_64) && VFX_HASWELL
+        kernels.append(("ShuffleScaler", try #require(ShuffleScaler(across: across, down: down, slices: 1))))
+        #endif
+        for (name, kernel) in kernels {
+            var output = RawFrames.frame([UInt8](repeating: 0, count: toWidth * toHeight), format: .gray8, width: toWidth, height: toHeight)
+            output.withMutablePlanes { planes in kernel.run(from: source.plane(0), into: planes[0], rows: 0..<toHeight, slice: 0) }
+            let worst = SpatialFixtures.maxDifference(SpatialFixtures.doubles(SpatialFixtures.rows(output, 0)), expected)
+            #expect(worst <= 1, "\(name) \(width)x\(height) → \(toWidth)x\(toHeight): \(worst)")
         }
     }
 

@@ -93,8 +93,9 @@ struct ResamplingTaps: Sendable {
     }
 }
 
-/// The stage of `scale`: per plane, the phase path (`PhaseScaler`, 16-bit fixed point) when the plane has one sample
-/// per pixel and its width changes by p:q with p ≤ 3, q ≤ 2 (1080p → 720p is 3:2, halving 2:1, doubling 1:2); otherwise per
+/// The stage of `scale`: per plane, the phase path when the plane has one sample per pixel and its width changes by p:q
+/// with p ≤ 3, q ≤ 2 (1080p → 720p is 3:2, halving 2:1, doubling 1:2): `ShuffleScaler` (AVX2, x86-64 release builds) where
+/// its windows fit, else `PhaseScaler` (16-bit fixed point); otherwise per
 /// output row a vertical pass (sixteen source samples per vector, from bytes) into a row of floats, then a horizontal
 /// pass over that row in blocks of eight output samples (`BlockTaps`), fused so the intermediate row stays in the
 /// first-level cache. Taps and scratch memory are made at configure time.
@@ -202,14 +203,24 @@ struct BlockTaps: Sendable {
     }
 }
 
-/// Resampling of one plane (see `ScaleProcessor`): the phase path (`PhaseScaler`) when the plane has one sample
-/// per pixel and its width changes by a ratio of small integers, else the blocked path below.
+/// A scaler of one plane made at configure time: `run` writes output rows `rows` with the scratch memory of slice `slice`.
+///
+/// ```swift
+/// scaler.run(from: source.plane(0), into: output.plane(0), rows: 0..<360, slice: 0)
+/// ```
+protocol PlaneRowScaler: Sendable {
+    func run(from source: Plane, into target: Plane, rows: Range<Int>, slice: Int)
+}
+
+/// Resampling of one plane (see `ScaleProcessor`): the phase path when the plane has one sample per pixel and its width
+/// changes by a ratio of small integers (`ShuffleScaler` on x86-64 with AVX2 where its windows fit, else `PhaseScaler`),
+/// else the blocked path below.
 struct PlaneScaler: Sendable {
     let channels: Int
     private let across: BlockTaps, down: ResamplingTaps
     private let sourceSamples: Int
     private let outSamples: Int
-    private let phases: PhaseScaler?
+    private let phases: (any PlaneRowScaler)?
 
     init(from: (width: Int, height: Int), to: (width: Int, height: Int), channels: Int, kernel: ResamplingKernel, slices: Int) {
         self.channels = channels
@@ -220,7 +231,14 @@ struct PlaneScaler: Sendable {
         let down = ResamplingTaps(source: from.height, destination: to.height, kernel: kernel)
         self.down = down
         phases = channels == 1 ? PhaseTaps(source: from.width, destination: to.width, kernel: kernel)
-            .flatMap { PhaseScaler(across: $0, down: down, slices: slices) } : nil
+            .flatMap { Self.phasePath(across: $0, down: down, slices: slices) } : nil
+    }
+
+    private static func phasePath(across: PhaseTaps, down: ResamplingTaps, slices: Int) -> (any PlaneRowScaler)? {
+        #if arch(x86_64) && VFX_HASWELL
+        if let scaler = ShuffleScaler(across: across, down: down, slices: slices) { return scaler }
+        #endif
+        return PhaseScaler(across: across, down: down, slices: slices)
     }
 
     /// Output rows `rows` of `target` from `source`, with the scratch memory of slice `slice`.
@@ -328,6 +346,8 @@ struct PhaseTaps: Sendable {
     /// The taps of phase 0, then phase 1: for each, the float of the split row read for m = 0, and its weight.
     let offsets: [Int]
     let weights: [Float]
+    /// The same taps as source offsets: tap o of phase r reads source sample p·m + o (clamped to the row).
+    let sourceOffsets: [Int]
     /// Taps of each phase.
     let counts: [Int]
 
@@ -368,6 +388,7 @@ struct PhaseTaps: Sendable {
             }
         }
         weights = phases.flatMap { $0.map { Float($0.1) } }
+        sourceOffsets = phases.flatMap { $0.map(\.0) }
         counts = phases.map(\.count)
     }
 }
@@ -385,7 +406,7 @@ struct PhaseTaps: Sendable {
 /// let scaler = PhaseScaler(across: taps, down: ResamplingTaps(source: 1080, destination: 720, kernel: .bicubic), slices: 1)
 /// scaler?.run(from: source, into: target, rows: 0..<720, slice: 0)
 /// ```
-final class PhaseScaler: @unchecked Sendable {
+final class PhaseScaler: PlaneRowScaler, @unchecked Sendable {
     // Sendable: the scratch memory is owned here; `run` is called by one frame at a time (the processor contract)
     // and each concurrent call gets its own slice number, whose ring, line and ring table no other slice touches.
     let across: PhaseTaps
@@ -397,7 +418,8 @@ final class PhaseScaler: @unchecked Sendable {
     private let bias: [Int16]
     /// Samples in a split row (p phase arrays).
     private let rowSamples: Int
-    /// Rows in each slice's ring: enough for one output row's taps (consecutive source rows).
+    /// Rows in each slice's ring: enough for one output row's taps (consecutive source rows), rounded up to a power of
+    /// two so that a row's slot is a mask, not a division.
     private let ringRows: Int
     private let slices: Int
     /// Per slice: `ringRows` split rows, then the line.
@@ -409,13 +431,9 @@ final class PhaseScaler: @unchecked Sendable {
     /// could overflow 16 bits.
     init?(across: PhaseTaps, down: ResamplingTaps, slices: Int) {
         guard down.taps <= 32 else { return nil }
-        /// Weights × 2¹⁵ that sum to exactly 2¹⁵ (the largest takes the rounding error), each kept below 2¹⁵.
+        /// Weights × 2¹⁵ that sum to exactly 2¹⁵, each kept below 2¹⁵.
         func fixed(_ weights: ArraySlice<Float>) -> [Int16] {
-            var values = weights.map { Int(($0 * 32768).rounded()) }
-            if let largest = values.indices.max(by: { abs(values[$0]) < abs(values[$1]) }) {
-                values[largest] += 32768 - values.reduce(0, +)
-            }
-            return values.map { Int16(min(max($0, -32768), 32767)) }
+            fixedPoint(weights, one: 32768).map { Int16(min(max($0, -32768), 32767)) }
         }
         // Samples × 2⁷ times the positive or the negative weights stay inside 16 bits only while they sum below 2.
         let positive = stride(from: 0, to: down.weights.count, by: down.taps).map { start in
@@ -436,7 +454,7 @@ final class PhaseScaler: @unchecked Sendable {
         self.weights = weights
         self.bias = bias
         rowSamples = across.p * across.length
-        ringRows = down.taps
+        ringRows = 1 << (Int.bitWidth - (down.taps - 1).leadingZeroBitCount)
         self.slices = max(1, slices)
         scratch = .allocate(capacity: self.slices * (ringRows + 1) * rowSamples)
         scratch.initialize(repeating: 0, count: self.slices * (ringRows + 1) * rowSamples)
@@ -464,10 +482,10 @@ final class PhaseScaler: @unchecked Sendable {
                         let factor = self.factors[y * taps + k]
                         guard factor != 0 else { continue }
                         let row = Int(rows[y * taps + k])
-                        let slot = ring + row % ringRows * rowSamples
-                        if held[row % ringRows] != row {
+                        let slot = ring + (row & (ringRows - 1)) * rowSamples
+                        if held[row & (ringRows - 1)] != row {
                             split(source.row(row), into: slot)
-                            held[row % ringRows] = row
+                            held[row & (ringRows - 1)] = row
                         }
                         inputs[count] = UnsafePointer(slot)
                         factors[count] = factor
@@ -630,6 +648,20 @@ final class PhaseScaler: @unchecked Sendable {
             }
         }
     }
+}
+
+/// `weights` × `one` rounded to integers that sum to exactly `one` (the largest takes the rounding error), so a flat
+/// area keeps its value exactly.
+///
+/// ```swift
+/// fixedPoint([0.25, 0.5, 0.25], one: 64)   // [16, 32, 16]
+/// ```
+func fixedPoint(_ weights: ArraySlice<Float>, one: Int) -> [Int] {
+    var values = weights.map { Int(($0 * Float(one)).rounded()) }
+    if let largest = values.indices.max(by: { abs(values[$0]) < abs(values[$1]) }) {
+        values[largest] += one - values.reduce(0, +)
+    }
+    return values
 }
 
 /// The high half of each lane's 32-bit product, (a · b) >> 16. Written as a lane loop in this module so that the

@@ -50,27 +50,29 @@ final class LumaTableKernel: ColorKernel {
 /// brighter.apply(to: row, count: 1920)
 /// ```
 final class ByteTable {
-    /// The 256 entries, then (x86-64 release builds) each 16-entry piece twice over, 32 bytes each.
-    private let entries: UnsafeMutableRawPointer
+    #if arch(x86_64) && VFX_HASWELL
+    /// The table as sixteen 16-entry pieces, each twice over (one per 128-bit half of a register).
+    private let pieces: [__m256i]
+    #else
+    private let entries: [UInt8]
+    #endif
 
     init(_ map: [UInt8]) {
         precondition(map.count == 256, "a byte table has 256 entries")
-        entries = .allocate(byteCount: 256 + 16 * 32, alignment: 64)
-        for (index, value) in map.enumerated() {
-            entries.storeBytes(of: value, toByteOffset: index, as: UInt8.self)
-            let (piece, lane) = index.quotientAndRemainder(dividingBy: 16)
-            entries.storeBytes(of: value, toByteOffset: 256 + 32 * piece + lane, as: UInt8.self)
-            entries.storeBytes(of: value, toByteOffset: 256 + 32 * piece + 16 + lane, as: UInt8.self)
+        #if arch(x86_64) && VFX_HASWELL
+        pieces = (0..<16).map { piece in
+            let bytes = map[(16 * piece)..<(16 * piece + 16)]
+            return unsafeBitCast(SIMD32<UInt8>(bytes + bytes), to: __m256i.self)
         }
+        #else
+        entries = map
+        #endif
     }
-
-    deinit { entries.deallocate() }
 
     /// `row[x] = table[row[x]]` for x in 0..<count; with AVX2 whole chunks of 32, so the last may run into the row
     /// padding (rows are padded to 64 bytes).
     func apply(to row: UnsafeMutablePointer<UInt8>, count: Int) {
         #if arch(x86_64) && VFX_HASWELL
-        let pieces = (0..<16).map { entries.load(fromByteOffset: 256 + 32 * $0, as: __m256i.self) }
         let lowBits = _mm256_set1_epi8(0x0F)
         pieces.withUnsafeBufferPointer { pieces in
             var x = 0
@@ -88,8 +90,9 @@ final class ByteTable {
             }
         }
         #else
-        let table = entries.assumingMemoryBound(to: UInt8.self)
-        for x in 0..<count { row[x] = table[Int(row[x])] }
+        entries.withUnsafeBufferPointer { table in
+            for x in 0..<count { row[x] = table[Int(row[x])] }
+        }
         #endif
     }
 }

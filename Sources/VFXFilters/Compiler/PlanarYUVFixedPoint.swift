@@ -28,11 +28,25 @@ struct PlanarYUVFixedPoint {
     }
 
     /// On centred Q7 samples: `cb' = mulhrs(cb, m00) + mulhrs(cr, m01) + o0` in Q(7 − s), clamped to −128…127 codes,
-    /// then shifted left by `s` back to Q7 (likewise cr').
+    /// then shifted left by `s` back to Q7 (likewise cr'), with its lanes made once at configure time.
     struct ChromaStep {
-        var m00: Int16, m01: Int16, m10: Int16, m11: Int16, o0: Int16, o1: Int16, s: Int, low: Int16, high: Int16
-        /// No cross terms (`m01 = m10 = 0`: saturation, contrast, invert): one multiply per output, not two.
-        var isDiagonal: Bool { m01 == 0 && m10 == 0 }
+        /// An output's factors: for its own channel, for the other one, and its offset (I420: the same in every lane;
+        /// NV12: Cb's and Cr's alternating, as the samples do).
+        struct Mix {
+            var own: Lanes16.Vector, other: Lanes16.Vector, offset: Lanes16.Vector
+        }
+        /// I420: Cb's mix, then Cr's; NV12: both in `cb`.
+        var cb: Mix, cr: Mix
+        var low: Lanes16.Vector, high: Lanes16.Vector, s: Int
+        /// No cross terms (saturation, contrast, invert): one multiply per output, not two.
+        var isDiagonal: Bool
+
+        /// `own·value + other·partner + offset`, clamped and back in Q7 (`partner` unused in a diagonal step).
+        @inline(__always) func apply(_ mix: Mix, _ value: Lanes16.Vector, partner: Lanes16.Vector) -> Lanes16.Vector {
+            let product = Lanes16.multiplyHighRounded(value, mix.own)
+            let sum = isDiagonal ? product : Lanes16.addSaturating(product, Lanes16.multiplyHighRounded(partner, mix.other))
+            return Lanes16.shiftLeft(Lanes16.clamp(Lanes16.addSaturating(sum, mix.offset), low, high), s)
+        }
     }
 
     let luma: LumaMap?
@@ -51,7 +65,7 @@ struct PlanarYUVFixedPoint {
         }
         var fixedSteps: [ChromaStep] = []
         for step in steps {
-            guard let fixed = Self.chromaStep(step) else { return nil }
+            guard let fixed = Self.chromaStep(step, interleaved: interleaved) else { return nil }
             fixedSteps.append(fixed)
         }
         chroma = fixedSteps
@@ -79,15 +93,21 @@ struct PlanarYUVFixedPoint {
                        low: Int16(low.rounded()), high: Int16(high.rounded()))
     }
 
-    private static func chromaStep(_ step: PlanarYUVKernel.ChromaStep) -> ChromaStep? {
+    private static func chromaStep(_ step: PlanarYUVKernel.ChromaStep, interleaved: Bool) -> ChromaStep? {
         let (o0, o1) = (step.cbOffset - 128, step.crOffset - 128)
         guard let s = scale(gains: [step.cbFromCb, step.cbFromCr, step.crFromCb, step.crFromCr], offsets: [o0, o1],
                             limit: 16_384) else { return nil }
         let q = Float(1 << (15 - s)), fraction = Float(1 << (7 - s))
         func fixed(_ value: Float, _ scale: Float) -> Int16 { Int16((value * scale).rounded()) }
-        return ChromaStep(m00: fixed(step.cbFromCb, q), m01: fixed(step.cbFromCr, q), m10: fixed(step.crFromCb, q),
-                          m11: fixed(step.crFromCr, q), o0: fixed(o0, fraction), o1: fixed(o1, fraction), s: s,
-                          low: Int16(-128 << (7 - s)), high: Int16(127 << (7 - s)))
+        let (m00, m01, m10, m11) = (fixed(step.cbFromCb, q), fixed(step.cbFromCr, q), fixed(step.crFromCb, q), fixed(step.crFromCr, q))
+        let (cbOffset, crOffset) = (fixed(o0, fraction), fixed(o1, fraction))
+        let cb = interleaved
+            ? ChromaStep.Mix(own: Lanes16.alternating(m00, m11), other: Lanes16.alternating(m01, m10),
+                             offset: Lanes16.alternating(cbOffset, crOffset))
+            : ChromaStep.Mix(own: Lanes16.splat(m00), other: Lanes16.splat(m01), offset: Lanes16.splat(cbOffset))
+        let cr = ChromaStep.Mix(own: Lanes16.splat(m11), other: Lanes16.splat(m10), offset: Lanes16.splat(crOffset))
+        return ChromaStep(cb: cb, cr: cr, low: Lanes16.splat(Int16(-128 << (7 - s))), high: Lanes16.splat(Int16(127 << (7 - s))),
+                          s: s, isDiagonal: m01 == 0 && m10 == 0)
     }
 
     func apply(to planes: [Plane], width: Int, height: Int, slices: SliceRunner) {
@@ -141,19 +161,8 @@ struct PlanarYUVFixedPoint {
             (cb0, cr0) = (centred(cb0), centred(cr0))
             (cb1, cr1) = (centred(cb1), centred(cr1))
             for step in steps {
-                let m = (Lanes16.splat(step.m00), Lanes16.splat(step.m01), Lanes16.splat(step.m10), Lanes16.splat(step.m11))
-                let (o0, o1) = (Lanes16.splat(step.o0), Lanes16.splat(step.o1))
-                let (low, high) = (Lanes16.splat(step.low), Lanes16.splat(step.high))
-                let diagonal = step.isDiagonal
-                // `a` is the output's own channel, its only term in a diagonal step.
-                func mix(_ a: Lanes16.Vector, _ ma: Lanes16.Vector, _ b: Lanes16.Vector, _ mb: Lanes16.Vector,
-                         _ o: Lanes16.Vector) -> Lanes16.Vector {
-                    let product = Lanes16.multiplyHighRounded(a, ma)
-                    let sum = diagonal ? product : Lanes16.addSaturating(product, Lanes16.multiplyHighRounded(b, mb))
-                    return Lanes16.shiftLeft(Lanes16.clamp(Lanes16.addSaturating(sum, o), low, high), step.s)
-                }
-                (cb0, cr0) = (mix(cb0, m.0, cr0, m.1, o0), mix(cr0, m.3, cb0, m.2, o1))
-                (cb1, cr1) = (mix(cb1, m.0, cr1, m.1, o0), mix(cr1, m.3, cb1, m.2, o1))
+                (cb0, cr0) = (step.apply(step.cb, cb0, partner: cr0), step.apply(step.cr, cr0, partner: cb0))
+                (cb1, cr1) = (step.apply(step.cb, cb1, partner: cr1), step.apply(step.cr, cr1, partner: cb1))
             }
             Lanes16.narrow32(codes(cb0), codes(cb1), to: cbRow + x)
             Lanes16.narrow32(codes(cr0), codes(cr1), to: crRow + x)
@@ -168,17 +177,8 @@ struct PlanarYUVFixedPoint {
             var (v0, v1) = Lanes16.widen32(row + x)
             (v0, v1) = (centred(v0), centred(v1))
             for step in steps {
-                let same = Lanes16.alternating(step.m00, step.m11), other = Lanes16.alternating(step.m01, step.m10)
-                let offset = Lanes16.alternating(step.o0, step.o1)
-                let (low, high) = (Lanes16.splat(step.low), Lanes16.splat(step.high))
-                let diagonal = step.isDiagonal
-                func mix(_ v: Lanes16.Vector) -> Lanes16.Vector {
-                    let product = Lanes16.multiplyHighRounded(v, same)
-                    let sum = diagonal
-                        ? product : Lanes16.addSaturating(product, Lanes16.multiplyHighRounded(Lanes16.swapPairs(v), other))
-                    return Lanes16.shiftLeft(Lanes16.clamp(Lanes16.addSaturating(sum, offset), low, high), step.s)
-                }
-                (v0, v1) = (mix(v0), mix(v1))
+                (v0, v1) = (step.apply(step.cb, v0, partner: Lanes16.swapPairs(v0)),
+                            step.apply(step.cb, v1, partner: Lanes16.swapPairs(v1)))
             }
             Lanes16.narrow32(codes(v0), codes(v1), to: row + x)
             x += 32

@@ -106,7 +106,7 @@ final class ColorRunKernelTests: XCTestCase {
         for chain in chains {
             for vignette in [nil, (radius: 0.3, intensity: 0.8)] as [(radius: Double, intensity: Double)?] {
                 let run = try transforms(chain, format: format)
-                XCTAssertTrue(FusedColorProcessor.chooseKernel(for: run, format: format) is ColorRunYUVKernel, chain)
+                XCTAssertTrue(FusedColorProcessor.chooseKernel(for: run, format: format, fusesVignette: true) is ColorRunYUVKernel, chain)
                 let want = expected(input, run: run, vignette: vignette)
                 if vignette != nil {
                     // The vignette darkens the corners by tens of codes: a kernel that left it out would fail.
@@ -125,6 +125,36 @@ final class ColorRunKernelTests: XCTestCase {
                 }
             }
         }
+    }
+
+    /// Runs of matrices in 16-bit fixed point (`MatrixRunYUVKernel`): a lone matrix, two and three (with a clamp between
+    /// them that acts), on I420 and NV12, odd sizes, one and two threads: every sample within 1 code of the definition
+    /// evaluated here in doubles (the fixed point is within 0.1 code before its final rounding). A matrix whose gains
+    /// leave 16 bits (red ×2.5) goes to the Float kernel instead.
+    func testMatrixRunKernelMatchesItsDefinition() throws {
+        let input = randomI420(seed: 17)
+        let format = FrameFormat(pixelFormat: .i420, width: width, height: height)
+        let chains = ["sepia", "color-matrix:rr=0.5:rg=0.5:rb=0:br=0.2:bb=0.9", "false-color:dark=navy:light=gold",
+                      "sepia,hue:angle=20", "sepia,hue:angle=20,color-controls:contrast=1.1",
+                      "sepia:0.7,tint:color=#3366cc:amount=0.3,sepia", "color-controls:contrast=1.3:saturation=1.2,sepia,hue:angle=30"]
+        for chain in chains {
+            let run = try transforms(chain, format: format)
+            XCTAssertTrue(FusedColorProcessor.chooseKernel(for: run, format: format) is MatrixRunYUVKernel, chain)
+            let want = expected(input, run: run, vignette: nil)
+            for (pixelFormat, bytes) in [(PixelFormat.i420, input), (.nv12, nv12(input))] {
+                for threads in [1, 2] {
+                    let frame = RawFrames.frame(bytes, format: pixelFormat, width: width, height: height)
+                    var output = RawFrames.bytes(try TestSupport.apply(chain, to: frame, threads: threads))
+                    if pixelFormat == .nv12 { output = i420(fromNV12: output) }
+                    let worst = zip(output, want).map { abs(Double($0) - $1.rounded()) }.max() ?? 0
+                    XCTAssertLessThanOrEqual(worst, 1, "\(chain) on \(pixelFormat), \(threads) thread(s)")
+                }
+            }
+        }
+        let bright = try transforms("color-matrix:rr=2.5", format: format)
+        XCTAssertNil(MatrixRunYUVKernel(bright.compactMap { if case .affine(let m) = $0.kind { m } else { nil } },
+                                        coding: YUVCoding(format.color), chromaInterleaved: false))
+        XCTAssertTrue(FusedColorProcessor.chooseKernel(for: bright, format: format) is AffineYUVKernel)
     }
 
     /// A frame of another size than the one the run (with its vignette) was configured for is refused with an error
@@ -241,7 +271,8 @@ final class ColorRunKernelTests: XCTestCase {
 
     /// The 16-bit lane operations of the fixed-point kernels against their definitions, on values that reach the
     /// ends of their ranges: `vpmulhrsw` is (a·b + 2¹⁴) >> 15, `vpaddsw` saturates, the shifts are arithmetic, the clamp
-    /// and the narrowing to bytes saturate, the pair swap swaps neighbours. Exact.
+    /// and the narrowing to bytes saturate, the pair swap swaps neighbours, bytes split from and join into pairs, the
+    /// average rounds up on unsigned lanes. Exact.
     func testFixedPointLaneOperations() {
         var generator = SystemRandomNumberGenerator.Seeded(state: 0x1a7e5)
         func randomLanes() -> [Int16] { (0..<16).map { _ in Int16(bitPattern: UInt16(generator.byte()) << 8 | UInt16(generator.byte())) } }
@@ -263,6 +294,19 @@ final class ColorRunKernelTests: XCTestCase {
             XCTAssertEqual(Array(UnsafeBufferPointer(start: bytes, count: 32)), (a + b).map { UInt8(clamping: $0) })
             let widened = Lanes16.widen32(bytes)
             XCTAssertEqual(lanes(widened.0) + lanes(widened.1), (a + b).map { Int16(UInt8(clamping: $0)) })
+            // Raw pairs: lane i is byte 2i (low) and 2i + 1 (high); split, joined, narrowed, averaged as unsigned.
+            let pairs = Lanes16.load(bytes)
+            let low = (0..<16).map { Int16(bytes[2 * $0]) }, high = (0..<16).map { Int16(bytes[2 * $0 + 1]) }
+            XCTAssertEqual(lanes(Lanes16.lowBytes(pairs)), low)
+            XCTAssertEqual(lanes(Lanes16.highBytes(pairs)), high)
+            XCTAssertEqual(lanes(Lanes16.joinBytes(vector(low), vector(high))), lanes(pairs))
+            Lanes16.store(Lanes16.joinBytes(vector(high), vector(low)), to: bytes)
+            XCTAssertEqual(Array(UnsafeBufferPointer(start: bytes, count: 32)), (0..<32).map { UInt8(($0 % 2 == 0 ? high : low)[$0 / 2]) })
+            XCTAssertEqual(lanes(Lanes16.widen16(bytes)), (0..<16).map { Int16(bytes[$0]) })
+            Lanes16.narrow16(vector(a), to: bytes)
+            XCTAssertEqual(Array(UnsafeBufferPointer(start: bytes, count: 16)), a.map { UInt8(clamping: $0) })
+            XCTAssertEqual(lanes(Lanes16.average(vector(a), vector(b))),
+                           zip(a, b).map { Int16(truncatingIfNeeded: (Int32(UInt16(bitPattern: $0)) + Int32(UInt16(bitPattern: $1)) + 1) >> 1) })
         }
     }
 }

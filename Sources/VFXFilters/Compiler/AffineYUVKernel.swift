@@ -138,6 +138,12 @@ protocol ChromaLayout {
         -> (SIMD8<Float>, SIMD8<Float>)
     static func store(_ cb: SIMD8<UInt8>, _ cr: SIMD8<UInt8>, _ cbRow: UnsafeMutablePointer<UInt8>,
                       _ crRow: UnsafeMutablePointer<UInt8>, at x: Int)
+    /// Cb and Cr codes of 16 blocks from `x`, as 16-bit lanes (the fixed-point kernels).
+    static func loadLanes(_ cbRow: UnsafeMutablePointer<UInt8>, _ crRow: UnsafeMutablePointer<UInt8>, at x: Int)
+        -> (Lanes16.Vector, Lanes16.Vector)
+    /// Stores 16 blocks' Cb and Cr codes (each lane in 0…255) from `x`.
+    static func storeLanes(_ cb: Lanes16.Vector, _ cr: Lanes16.Vector, _ cbRow: UnsafeMutablePointer<UInt8>,
+                           _ crRow: UnsafeMutablePointer<UInt8>, at x: Int)
 }
 
 enum SeparateChroma: ChromaLayout {
@@ -153,6 +159,19 @@ enum SeparateChroma: ChromaLayout {
         UnsafeMutableRawPointer(cbRow + x).storeBytes(of: cb, as: SIMD8<UInt8>.self)
         UnsafeMutableRawPointer(crRow + x).storeBytes(of: cr, as: SIMD8<UInt8>.self)
     }
+
+    @inline(__always)
+    static func loadLanes(_ cbRow: UnsafeMutablePointer<UInt8>, _ crRow: UnsafeMutablePointer<UInt8>, at x: Int)
+        -> (Lanes16.Vector, Lanes16.Vector) {
+        (Lanes16.widen16(cbRow + x), Lanes16.widen16(crRow + x))
+    }
+
+    @inline(__always)
+    static func storeLanes(_ cb: Lanes16.Vector, _ cr: Lanes16.Vector, _ cbRow: UnsafeMutablePointer<UInt8>,
+                           _ crRow: UnsafeMutablePointer<UInt8>, at x: Int) {
+        Lanes16.narrow16(cb, to: cbRow + x)
+        Lanes16.narrow16(cr, to: crRow + x)
+    }
 }
 
 enum InterleavedChroma: ChromaLayout {
@@ -166,5 +185,18 @@ enum InterleavedChroma: ChromaLayout {
     static func store(_ cb: SIMD8<UInt8>, _ cr: SIMD8<UInt8>, _ cbRow: UnsafeMutablePointer<UInt8>,
                       _ crRow: UnsafeMutablePointer<UInt8>, at x: Int) {
         storeInterleaved(cb, cr, at: cbRow + 2 * x)
+    }
+
+    @inline(__always)
+    static func loadLanes(_ cbRow: UnsafeMutablePointer<UInt8>, _ crRow: UnsafeMutablePointer<UInt8>, at x: Int)
+        -> (Lanes16.Vector, Lanes16.Vector) {
+        let pairs = Lanes16.load(cbRow + 2 * x)
+        return (Lanes16.lowBytes(pairs), Lanes16.highBytes(pairs))
+    }
+
+    @inline(__always)
+    static func storeLanes(_ cb: Lanes16.Vector, _ cr: Lanes16.Vector, _ cbRow: UnsafeMutablePointer<UInt8>,
+                           _ crRow: UnsafeMutablePointer<UInt8>, at x: Int) {
+        Lanes16.store(Lanes16.joinBytes(cb, cr), to: cbRow + 2 * x)
     }
 }

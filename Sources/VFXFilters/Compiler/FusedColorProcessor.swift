@@ -69,7 +69,7 @@ final class FusedColorProcessor: VideoProcessor {
             return output
         }
         configured = input
-        kernel = FusedColorProcessor.chooseKernel(for: run, format: input)
+        kernel = FusedColorProcessor.chooseKernel(for: run, format: input, fusesVignette: vignette != nil)
         pool = BufferPool(format: input.pixelFormat, width: input.width, height: input.height, capacity: 2)
         vignetteInKernel = false
         if let vignette {
@@ -158,7 +158,7 @@ final class FusedColorProcessor: VideoProcessor {
         vignette?.release()
     }
 
-    static func chooseKernel(for run: [ColorTransform], format: FrameFormat) -> any ColorKernel {
+    static func chooseKernel(for run: [ColorTransform], format: FrameFormat, fusesVignette: Bool = false) -> any ColorKernel {
         let coding = YUVCoding(format.color)
         let evaluate: @Sendable (SIMD3<Float>) -> SIMD3<Float> = { FusedColorProcessor.evaluate(run, $0) }
         switch format.pixelFormat {
@@ -187,6 +187,10 @@ final class FusedColorProcessor: VideoProcessor {
             if matrices.count == run.count,
                let planar = PlanarYUVKernel(matrices: matrices, coding: coding, chromaInterleaved: interleaved) {
                 return planar
+            }
+            if matrices.count == run.count, run.count == 1 || !fusesVignette,
+               let fixed = MatrixRunYUVKernel(matrices, coding: coding, chromaInterleaved: interleaved) {
+                return fixed
             }
             if run.count == 1, let matrix = matrices.first {
                 return AffineYUVKernel(matrix: matrix, coding: coding, chromaInterleaved: interleaved)

@@ -1,0 +1,163 @@
+#if arch(x86_64) && VFX_HASWELL
+import _Builtin_intrinsics.intel
+#endif
+
+/// Sixteen Int16 lanes and the few operations the fixed-point colour kernels need: AVX2 instructions on x86-64 release
+/// builds (`vpmulhrsw`, `vpaddsw`, `vpackuswb`…), the same arithmetic lane by lane elsewhere (arm64, debug builds).
+enum Lanes16 {
+    #if arch(x86_64) && VFX_HASWELL
+    typealias Vector = __m256i
+
+    @inline(__always) static func splat(_ value: Int16) -> Vector { _mm256_set1_epi16(value) }
+
+    @inline(__always) static func alternating(_ even: Int16, _ odd: Int16) -> Vector {
+        _mm256_set1_epi32(Int32(bitPattern: UInt32(UInt16(bitPattern: odd)) << 16 | UInt32(UInt16(bitPattern: even))))
+    }
+
+    /// 32 bytes at `pointer`, widened: the first sixteen, then the next.
+    @inline(__always) static func widen32(_ pointer: UnsafeMutablePointer<UInt8>) -> (Vector, Vector) {
+        let raw = UnsafeRawPointer(pointer)
+        return (_mm256_cvtepu8_epi16(raw.loadUnaligned(as: __m128i.self)),
+                _mm256_cvtepu8_epi16(raw.loadUnaligned(fromByteOffset: 16, as: __m128i.self)))
+    }
+
+    /// `a` then `b` as 32 bytes at `pointer`, each lane saturated to 0…255.
+    @inline(__always) static func narrow32(_ a: Vector, _ b: Vector, to pointer: UnsafeMutablePointer<UInt8>) {
+        // vpackuswb packs within 128-bit halves: a₀ b₀ a₁ b₁ in quarters; vpermd puts them back in order.
+        let packed = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(a, b), _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7))
+        UnsafeMutableRawPointer(pointer).storeBytes(of: packed, as: Vector.self)
+    }
+
+    @inline(__always) static func multiplyHighRounded(_ a: Vector, _ b: Vector) -> Vector { _mm256_mulhrs_epi16(a, b) }
+    @inline(__always) static func addSaturating(_ a: Vector, _ b: Vector) -> Vector { _mm256_adds_epi16(a, b) }
+    @inline(__always) static func shiftLeft(_ a: Vector, _ count: Int) -> Vector { _mm256_slli_epi16(a, Int32(count)) }
+    @inline(__always) static func shiftRight(_ a: Vector, _ count: Int) -> Vector { _mm256_srai_epi16(a, Int32(count)) }
+    @inline(__always) static func clamp(_ a: Vector, _ low: Vector, _ high: Vector) -> Vector {
+        _mm256_min_epi16(_mm256_max_epi16(a, low), high)
+    }
+
+    /// 32 bytes at `pointer` as sixteen little-endian pairs (lane i: byte 2i low, byte 2i + 1 high).
+    @inline(__always) static func load(_ pointer: UnsafeMutablePointer<UInt8>) -> Vector {
+        UnsafeRawPointer(pointer).loadUnaligned(as: Vector.self)
+    }
+
+    @inline(__always) static func store(_ a: Vector, to pointer: UnsafeMutablePointer<UInt8>) {
+        UnsafeMutableRawPointer(pointer).storeBytes(of: a, as: Vector.self)
+    }
+
+    /// 16 bytes at `pointer`, widened.
+    @inline(__always) static func widen16(_ pointer: UnsafeMutablePointer<UInt8>) -> Vector {
+        _mm256_cvtepu8_epi16(UnsafeRawPointer(pointer).loadUnaligned(as: __m128i.self))
+    }
+
+    /// The lanes (each in 0…255) as 16 bytes at `pointer`.
+    @inline(__always) static func narrow16(_ a: Vector, to pointer: UnsafeMutablePointer<UInt8>) {
+        // vpackuswb packs within 128-bit halves; vpermd brings the upper half's 8 bytes next to the lower half's.
+        let packed = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(a, a), _mm256_setr_epi32(0, 1, 4, 5, 0, 1, 4, 5))
+        UnsafeMutableRawPointer(pointer).storeBytes(of: _mm256_castsi256_si128(packed), as: __m128i.self)
+    }
+
+    /// The low byte of each lane, and the high byte (the even and the odd bytes of a `load`).
+    @inline(__always) static func lowBytes(_ a: Vector) -> Vector { _mm256_and_si256(a, _mm256_set1_epi16(0xFF)) }
+    @inline(__always) static func highBytes(_ a: Vector) -> Vector { _mm256_srli_epi16(a, 8) }
+
+    /// Lanes `low` and `high` (each in 0…255) as the low and high byte of each lane.
+    @inline(__always) static func joinBytes(_ low: Vector, _ high: Vector) -> Vector {
+        _mm256_or_si256(low, _mm256_slli_epi16(high, 8))
+    }
+
+    /// (a + b + 1) >> 1 on lanes read as unsigned.
+    @inline(__always) static func average(_ a: Vector, _ b: Vector) -> Vector { _mm256_avg_epu16(a, b) }
+
+    /// Each pair of neighbouring lanes swapped.
+    @inline(__always) static func swapPairs(_ a: Vector) -> Vector {
+        _mm256_shuffle_epi8(a, _mm256_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13,
+                                                2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13))
+    }
+    #else
+    typealias Vector = SIMD16<Int16>
+
+    @inline(__always) static func splat(_ value: Int16) -> Vector { Vector(repeating: value) }
+
+    @inline(__always) static func alternating(_ even: Int16, _ odd: Int16) -> Vector {
+        var v = Vector()
+        for lane in 0..<16 { v[lane] = lane % 2 == 0 ? even : odd }
+        return v
+    }
+
+    @inline(__always) static func widen32(_ pointer: UnsafeMutablePointer<UInt8>) -> (Vector, Vector) {
+        let bytes = UnsafeRawPointer(pointer).loadUnaligned(as: SIMD32<UInt8>.self)
+        var (a, b) = (Vector(), Vector())
+        for lane in 0..<16 { (a[lane], b[lane]) = (Int16(bytes[lane]), Int16(bytes[16 + lane])) }
+        return (a, b)
+    }
+
+    @inline(__always) static func narrow32(_ a: Vector, _ b: Vector, to pointer: UnsafeMutablePointer<UInt8>) {
+        var bytes = SIMD32<UInt8>()
+        for lane in 0..<16 { (bytes[lane], bytes[16 + lane]) = (UInt8(clamping: a[lane]), UInt8(clamping: b[lane])) }
+        UnsafeMutableRawPointer(pointer).storeBytes(of: bytes, as: SIMD32<UInt8>.self)
+    }
+
+    /// (a·b + 2¹⁴) >> 15, as `vpmulhrsw` and NEON's `sqrdmulh` compute it.
+    @inline(__always) static func multiplyHighRounded(_ a: Vector, _ b: Vector) -> Vector {
+        var v = Vector()
+        for lane in 0..<16 { v[lane] = Int16(truncatingIfNeeded: (Int32(a[lane]) * Int32(b[lane]) + 0x4000) >> 15) }
+        return v
+    }
+
+    @inline(__always) static func addSaturating(_ a: Vector, _ b: Vector) -> Vector {
+        var v = Vector()
+        for lane in 0..<16 { v[lane] = Int16(clamping: Int32(a[lane]) + Int32(b[lane])) }
+        return v
+    }
+
+    @inline(__always) static func shiftLeft(_ a: Vector, _ count: Int) -> Vector { a &<< Int16(count) }
+    @inline(__always) static func shiftRight(_ a: Vector, _ count: Int) -> Vector { a &>> Int16(count) }
+    @inline(__always) static func clamp(_ a: Vector, _ low: Vector, _ high: Vector) -> Vector {
+        a.replacing(with: low, where: a .< low).replacing(with: high, where: a .> high)
+    }
+
+    @inline(__always) static func load(_ pointer: UnsafeMutablePointer<UInt8>) -> Vector {
+        // Both targets (x86-64, arm64) are little-endian: lane i holds byte 2i low and byte 2i + 1 high.
+        Vector(truncatingIfNeeded: UnsafeRawPointer(pointer).loadUnaligned(as: SIMD16<UInt16>.self))
+    }
+
+    @inline(__always) static func store(_ a: Vector, to pointer: UnsafeMutablePointer<UInt8>) {
+        UnsafeMutableRawPointer(pointer).storeBytes(of: SIMD16<UInt16>(truncatingIfNeeded: a), as: SIMD16<UInt16>.self)
+    }
+
+    @inline(__always) static func widen16(_ pointer: UnsafeMutablePointer<UInt8>) -> Vector {
+        let bytes = UnsafeRawPointer(pointer).loadUnaligned(as: SIMD16<UInt8>.self)
+        var v = Vector()
+        for lane in 0..<16 { v[lane] = Int16(bytes[lane]) }
+        return v
+    }
+
+    @inline(__always) static func narrow16(_ a: Vector, to pointer: UnsafeMutablePointer<UInt8>) {
+        var bytes = SIMD16<UInt8>()
+        for lane in 0..<16 { bytes[lane] = UInt8(clamping: a[lane]) }
+        UnsafeMutableRawPointer(pointer).storeBytes(of: bytes, as: SIMD16<UInt8>.self)
+    }
+
+    @inline(__always) static func lowBytes(_ a: Vector) -> Vector { a & 0xFF }
+    @inline(__always) static func highBytes(_ a: Vector) -> Vector {
+        Vector(truncatingIfNeeded: SIMD16<UInt16>(truncatingIfNeeded: a) &>> 8)
+    }
+
+    @inline(__always) static func joinBytes(_ low: Vector, _ high: Vector) -> Vector { low | (high &<< 8) }
+
+    @inline(__always) static func average(_ a: Vector, _ b: Vector) -> Vector {
+        var v = Vector()
+        for lane in 0..<16 {
+            v[lane] = Int16(truncatingIfNeeded: (Int32(UInt16(bitPattern: a[lane])) + Int32(UInt16(bitPattern: b[lane])) + 1) >> 1)
+        }
+        return v
+    }
+
+    @inline(__always) static func swapPairs(_ a: Vector) -> Vector {
+        var v = Vector()
+        for lane in 0..<16 { v[lane] = a[lane ^ 1] }
+        return v
+    }
+    #endif
+}

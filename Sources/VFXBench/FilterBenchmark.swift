@@ -329,12 +329,12 @@ struct Y4MClip {
 ///
 /// Each filter is timed on its own number of frames (`CatalogEntry.frames`, see `catalogFrameCount`): `frames` for
 /// a slow one, more for a fast one, whose FFmpeg time beyond the floor would otherwise be lost in the floor's noise.
-/// The clip is made once with `framesHeld` frames and each filter takes a prefix of it; FFmpeg's floor is measured
-/// once per frame count (best of `repeats`) and subtracted from the graphs timed on that count.
+/// The clip is made once with `framesHeld` frames and each filter takes a prefix of it; FFmpeg's floor runs on the
+/// filter's count in the filter's own rounds (best of `repeats`, as its graph).
 ///
 /// ```swift
 /// let rows = try FilterBenchmark.catalog(.init(width: 1920, height: 1080, frames: 30, maxFrames: 240))
-/// print(rows.map { "\($0.name) \($0.frames) \($0.ratio ?? 0)" })   // e.g. "hue 240 7.1", "gaussian-blur 60 3.4"
+/// print(rows.map { "\($0.name) \($0.frames) \($0.ratio ?? 0)" })   // e.g. "hue 240 8.1", "gaussian-blur 60 4.6"
 /// ```
 extension FilterBenchmark {
     public struct CatalogOptions: Sendable {
@@ -390,10 +390,12 @@ extension FilterBenchmark {
 
     /// The frames a filter is timed on in the catalog: `frames`, doubled while VideoFX's pass over them would last
     /// under `CatalogOptions.passSeconds` (0.1 s) at `secondsPerFrame` (its time on a first pass), at most `most`.
-    /// Doubling keeps the counts few (30, 60, 120, 240), so FFmpeg's floor is measured for few of them.
+    /// Doubling keeps the counts to a short list (30, 60, 120, 240): a filter lands on the same count from one run to
+    /// the next despite the noise of its first pass, and rows on the same count compare directly.
     /// `catalogFrameCount(secondsPerFrame: 0.0002, frames: 30, most: 240)` (`hue` at 1080p) is 240; a 2.5 ms blur
     /// gets 60, a 5 ms distortion keeps 30. A filter that reaches the 0.1 s costs FFmpeg, at the issue's ≥ 2×, at
-    /// least 0.2 s beyond its floor: several times the jitter of starting and stopping its process.
+    /// least 0.2 s beyond its floor, and FFmpeg's one-time setup of its graph is spread over that many frames. (The
+    /// floor's own noise grows with the count, so the fastest rows stay noisier than the slow ones.)
     public static func catalogFrameCount(secondsPerFrame: Double, frames: Int, most: Int) -> Int {
         var count = frames
         while count < most, Double(count) * secondsPerFrame < CatalogOptions.passSeconds { count *= 2 }
@@ -414,17 +416,6 @@ extension FilterBenchmark {
              "-i", clip, "-frames:v", "\(count)"]
         }
         let output = workspace + "/out.y4m"
-        // FFmpeg's floor for each frame count in use, measured when a filter first needs it.
-        var floors: [Int: Double] = [:]
-        func floorSeconds(_ count: Int) throws -> Double {
-            if let floor = floors[count] { return floor }
-            var floor = Double.infinity
-            for _ in 0..<max(1, options.repeats) {
-                floor = min(floor, try bestTime(repeats: 1) { try runFFmpeg(base(count) + ["-f", "yuv4mpegpipe", "-y", output]) })
-            }
-            floors[count] = floor
-            return floor
-        }
         var entries: [CatalogEntry] = []
         // Each filter's own example (parameters that do something); `overlay` and `text` also as the per-frame
         // targets name them: the 256×256 logo at its own size, a running timecode with the defaults (size 48, outline 2).
@@ -451,18 +442,16 @@ extension FilterBenchmark {
             // A first pass (untimed in the row) on the fewest frames picks the filter's count.
             let count = try catalogFrameCount(secondsPerFrame: timer.pass() / Double(least), frames: least, most: frames.frames.count)
             timer.frames = Array(frames.frames.prefix(count))
-            // A filter that shrinks the frame gets its own floor, writing frames of its output's size.
-            let ownFloor = floorFilter(width: frames.width, height: frames.height, output: timer.output)
-            var processing = Double.infinity, ffmpeg = Double.infinity
-            var filterFloor = try ownFloor.isEmpty && graph != nil ? floorSeconds(count) : .infinity
+            // FFmpeg's floor on as many frames, in the same rounds (on a shared machine it moves by a third from one
+            // run to the next, as much as a fast filter's whole work); a filter that shrinks the frame gets a floor
+            // that writes frames of its output's size.
+            let floorCommand = base(count) + floorFilter(width: frames.width, height: frames.height, output: timer.output)
+                + ["-f", "yuv4mpegpipe", "-y", output]
+            var processing = Double.infinity, ffmpeg = Double.infinity, floor = Double.infinity
             var failure: String?
             for _ in 0..<max(1, options.repeats) {
                 processing = min(processing, try timer.pass())
-                if !ownFloor.isEmpty, graph != nil {
-                    filterFloor = min(filterFloor, try bestTime(repeats: 1) {
-                        try runFFmpeg(base(count) + ownFloor + ["-f", "yuv4mpegpipe", "-y", output])
-                    })
-                }
+                if graph != nil { floor = min(floor, try bestTime(repeats: 1) { try runFFmpeg(floorCommand) }) }
                 if let graph, failure == nil {
                     do {
                         ffmpeg = min(ffmpeg, try bestTime(repeats: 1) {
@@ -474,7 +463,7 @@ extension FilterBenchmark {
                 }
             }
             timer.processor.release()
-            let beyond = graph != nil && failure == nil && ffmpeg > filterFloor ? (ffmpeg - filterFloor) : nil
+            let beyond = graph != nil && failure == nil && ffmpeg > floor ? (ffmpeg - floor) : nil
             let entry = CatalogEntry(name: spec.name, family: spec.family.rawValue, chain: chain.description, frames: count,
                                      vfxMillisecondsPerFrame: processing / Double(count) * 1000, ffmpegGraph: graph,
                                      ffmpegMillisecondsPerFrame: beyond.map { $0 / Double(count) * 1000 },

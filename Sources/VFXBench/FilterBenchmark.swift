@@ -199,7 +199,8 @@ public enum FilterBenchmark {
 /// VideoFX's side: the compiled chain's `process` on frames held in memory, each first copied (untimed) into a
 /// fresh pool buffer as a decoder would hand it over.
 struct ProcessingTimer {
-    let frames: [VideoFrame]
+    /// The frames each pass goes through (the catalog sets a longer prefix of its clip for the fast filters).
+    var frames: [VideoFrame]
     let processor: FilterChainProcessor
     let pool: BufferPool
     /// The chain's output format (its size differs from the input's for scale, crop, quarter turns).
@@ -269,7 +270,8 @@ struct Y4MClip {
     let frames: [VideoFrame]
 
     init(path: String, limit: Int) throws {
-        guard let data = FileManager.default.contents(atPath: path) else {
+        // Mapped, not read: the catalog's clip may be a gigabyte, and the frames below are the one copy it needs.
+        guard let data = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else {
             throw FilterBenchmark.BenchError("\(path): cannot read")
         }
         guard let headerEnd = data.firstIndex(of: 0x0a) else { throw FilterBenchmark.BenchError("\(path): not a y4m file") }
@@ -325,26 +327,49 @@ struct Y4MClip {
 /// one chain; the others in milliseconds per frame. `overlay` and `text` have a second row each for the issue's
 /// per-frame targets (the logo at 256×256; a running timecode in the default style).
 ///
+/// Each filter is timed on its own number of frames (`CatalogEntry.frames`, see `catalogFrameCount`): `frames` for
+/// a slow one, more for a fast one, whose FFmpeg time beyond the floor would otherwise be lost in the floor's noise.
+/// The clip is made once with `framesHeld` frames and each filter takes a prefix of it; FFmpeg's floor runs on the
+/// filter's count in the filter's own rounds (best of `repeats`, as its graph).
+///
 /// ```swift
-/// let rows = try FilterBenchmark.catalog(.init(width: 1920, height: 1080))
+/// let rows = try FilterBenchmark.catalog(.init(width: 1920, height: 1080, frames: 30, maxFrames: 240))
+/// print(rows.map { "\($0.name) \($0.frames) \($0.ratio ?? 0)" })   // e.g. "hue 240 8.1", "gaussian-blur 60 4.6"
 /// ```
 extension FilterBenchmark {
     public struct CatalogOptions: Sendable {
         public var width: Int
         public var height: Int
+        /// The frames every filter is timed on (the fewest).
         public var frames: Int
+        /// The most frames a fast filter is timed on (never below `frames`; see `framesHeld`).
+        public var maxFrames: Int
         public var threads: Int
         public var repeats: Int
         /// Only the filters whose names contain one of these (all when empty).
         public var only: [String]
 
-        public init(width: Int = 1920, height: Int = 1080, frames: Int = 20, threads: Int = 1, repeats: Int = 2, only: [String] = []) {
+        /// The frames in memory at most (I420): 1 GiB, 240 frames at 1080p fit, 4K gets 86.
+        public static let heldBytes = 1 << 30
+        /// How long VideoFX's pass should last at least for a filter to keep `frames` (see `catalogFrameCount`).
+        public static let passSeconds = 0.1
+
+        public init(width: Int = 1920, height: Int = 1080, frames: Int = 20, maxFrames: Int = 240, threads: Int = 1,
+                    repeats: Int = 2, only: [String] = []) {
             self.width = width
             self.height = height
             self.frames = frames
+            self.maxFrames = maxFrames
             self.threads = threads
             self.repeats = repeats
             self.only = only
+        }
+
+        /// The clip's length: `maxFrames` if that many frames fit in `heldBytes`, else as many as fit, never
+        /// fewer than `frames`. `CatalogOptions(width: 3840, height: 2160, frames: 20).framesHeld` is 86.
+        public var framesHeld: Int {
+            let frameBytes = width * height + 2 * ((width + 1) / 2) * ((height + 1) / 2)
+            return max(frames, min(maxFrames, Self.heldBytes / frameBytes))
         }
     }
 
@@ -352,6 +377,8 @@ extension FilterBenchmark {
         public let name: String
         public let family: String
         public let chain: String
+        /// The frames both sides were timed on (from `frames` to `framesHeld`: more for a fast filter).
+        public let frames: Int
         public let vfxMillisecondsPerFrame: Double
         public let ffmpegGraph: String?
         /// FFmpeg's time per frame beyond its floor (nil without an equivalent, or when it does not exceed the floor).
@@ -361,23 +388,35 @@ extension FilterBenchmark {
         public let ffmpegError: String?
     }
 
+    /// The frames a filter is timed on in the catalog: `frames`, doubled while VideoFX's pass over them would last
+    /// under `CatalogOptions.passSeconds` (0.1 s) at `secondsPerFrame` (its time on a first pass), at most `most`.
+    /// Doubling keeps the counts to a short list (30, 60, 120, 240): a filter lands on the same count from one run to
+    /// the next despite the noise of its first pass, and rows on the same count compare directly.
+    /// `catalogFrameCount(secondsPerFrame: 0.0002, frames: 30, most: 240)` (`hue` at 1080p) is 240; a 2.5 ms blur
+    /// gets 60, a 5 ms distortion keeps 30. A filter that reaches the 0.1 s costs FFmpeg, at the issue's ≥ 2×, at
+    /// least 0.2 s beyond its floor, and FFmpeg's one-time setup of its graph is spread over that many frames. (The
+    /// floor's own noise grows with the count, so the fastest rows stay noisier than the slow ones.)
+    public static func catalogFrameCount(secondsPerFrame: Double, frames: Int, most: Int) -> Int {
+        var count = frames
+        while count < most, Double(count) * secondsPerFrame < CatalogOptions.passSeconds { count *= 2 }
+        return min(count, most)
+    }
+
     public static func catalog(_ options: CatalogOptions, progress: (CatalogEntry) -> Void = { _ in }) throws -> [CatalogEntry] {
-        let workspace = "/dev/shm/vfx-bench-catalog-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        try FileManager.default.createDirectory(atPath: workspace, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: workspace) }
-        let clip = try prepareClip(.generated(width: options.width, height: options.height), frames: options.frames, in: workspace)
-        let frames = try Y4MClip(path: clip, limit: options.frames)
+        let files = try BenchWorkspace()
+        defer { files.remove() }
+        let workspace = files.folder
+        let clip = try prepareClip(.generated(width: options.width, height: options.height), frames: options.framesHeld, in: workspace)
+        let frames = try Y4MClip(path: clip, limit: options.framesHeld)
         guard !frames.frames.isEmpty else { throw BenchError("\(clip): no frames") }
-        let files = try catalogFiles(in: workspace)
-        let base = ["-hide_banner", "-v", "error", "-threads", "\(options.threads)", "-filter_threads", "\(options.threads)",
-                    "-i", clip, "-frames:v", "\(frames.frames.count)"]
-        let output = workspace + "/out.y4m"
-        var floor = Double.infinity
-        for _ in 0..<max(1, options.repeats) {
-            floor = min(floor, try bestTime(repeats: 1) { try runFFmpeg(base + ["-f", "yuv4mpegpipe", "-y", output]) })
+        let least = min(options.frames, frames.frames.count)
+        let inputs = try catalogFiles(in: workspace)
+        func base(_ count: Int) -> [String] {
+            ["-hide_banner", "-v", "error", "-threads", "\(options.threads)", "-filter_threads", "\(options.threads)",
+             "-i", clip, "-frames:v", "\(count)"]
         }
+        let output = workspace + "/out.y4m"
         var entries: [CatalogEntry] = []
-        let count = Double(frames.frames.count)
         // Each filter's own example (parameters that do something); `overlay` and `text` also as the per-frame
         // targets name them: the 256×256 logo at its own size, a running timecode with the defaults (size 48, outline 2).
         var runs: [(FilterSpec, String)] = []
@@ -393,28 +432,30 @@ extension FilterBenchmark {
             var description = try FilterChain(parsing: example).filters.first { $0.name == spec.name } ?? FilterDescription(spec.name)
             for parameter in spec.parameters {
                 guard case .file(let extensions) = parameter.kind, parameter.defaultValue == nil || example.contains("\(parameter.key)=") else { continue }
-                let file = extensions.contains("cube") ? files.cube : spec.name == "overlay" ? files.logo
-                    : spec.name == "color-map" ? files.ramp : files.mask
+                let file = extensions.contains("cube") ? inputs.cube : spec.name == "overlay" ? inputs.logo
+                    : spec.name == "color-map" ? inputs.ramp : inputs.mask
                 try description.set(parameter.key, .text(file))
             }
             let chain = FilterChain([description])
             let graph = spec.ffmpeg?(try description.arguments())?.replacingOccurrences(of: "source_fps", with: "(\(frames.rate))")
-            let timer = try ProcessingTimer(chain, frames: frames.frames, threads: options.threads)
-            // A filter that shrinks the frame gets its own floor, writing frames of its output's size.
-            let ownFloor = floorFilter(width: frames.width, height: frames.height, output: timer.output)
-            var processing = Double.infinity, ffmpeg = Double.infinity, filterFloor = ownFloor.isEmpty ? floor : .infinity
+            var timer = try ProcessingTimer(chain, frames: Array(frames.frames.prefix(least)), threads: options.threads)
+            // A first pass (untimed in the row) on the fewest frames picks the filter's count.
+            let count = try catalogFrameCount(secondsPerFrame: timer.pass() / Double(least), frames: least, most: frames.frames.count)
+            timer.frames = Array(frames.frames.prefix(count))
+            // FFmpeg's floor on as many frames, in the same rounds (on a shared machine it moves by a third from one
+            // run to the next, as much as a fast filter's whole work); a filter that shrinks the frame gets a floor
+            // that writes frames of its output's size.
+            let floorCommand = base(count) + floorFilter(width: frames.width, height: frames.height, output: timer.output)
+                + ["-f", "yuv4mpegpipe", "-y", output]
+            var processing = Double.infinity, ffmpeg = Double.infinity, floor = Double.infinity
             var failure: String?
             for _ in 0..<max(1, options.repeats) {
                 processing = min(processing, try timer.pass())
-                if !ownFloor.isEmpty, graph != nil {
-                    filterFloor = min(filterFloor, try bestTime(repeats: 1) {
-                        try runFFmpeg(base + ownFloor + ["-f", "yuv4mpegpipe", "-y", output])
-                    })
-                }
+                if graph != nil { floor = min(floor, try bestTime(repeats: 1) { try runFFmpeg(floorCommand) }) }
                 if let graph, failure == nil {
                     do {
                         ffmpeg = min(ffmpeg, try bestTime(repeats: 1) {
-                            try runFFmpeg(base + ["-vf", graph + ",format=yuv420p", "-f", "yuv4mpegpipe", "-y", output])
+                            try runFFmpeg(base(count) + ["-vf", graph + ",format=yuv420p", "-f", "yuv4mpegpipe", "-y", output])
                         })
                     } catch {
                         failure = "\(error)"
@@ -422,11 +463,11 @@ extension FilterBenchmark {
                 }
             }
             timer.processor.release()
-            let beyond = graph != nil && failure == nil && ffmpeg > filterFloor ? (ffmpeg - filterFloor) : nil
-            let entry = CatalogEntry(name: spec.name, family: spec.family.rawValue, chain: chain.description,
-                                     vfxMillisecondsPerFrame: processing / count * 1000, ffmpegGraph: graph,
-                                     ffmpegMillisecondsPerFrame: beyond.map { $0 / count * 1000 }, ratio: beyond.map { $0 / processing },
-                                     ffmpegError: failure)
+            let beyond = graph != nil && failure == nil && ffmpeg > floor ? (ffmpeg - floor) : nil
+            let entry = CatalogEntry(name: spec.name, family: spec.family.rawValue, chain: chain.description, frames: count,
+                                     vfxMillisecondsPerFrame: processing / Double(count) * 1000, ffmpegGraph: graph,
+                                     ffmpegMillisecondsPerFrame: beyond.map { $0 / Double(count) * 1000 },
+                                     ratio: beyond.map { $0 / processing }, ffmpegError: failure)
             progress(entry)
             entries.append(entry)
         }

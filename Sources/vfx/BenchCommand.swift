@@ -12,14 +12,17 @@ import VFXBench
 enum BenchCommand {
     static let help = """
         usage: vfx bench --filter CHAIN [--input X.y4m | --size WxH] [--frames N] [--threads N] [--ffmpeg GRAPH] [--json]
-               vfx bench --catalog [--size WxH] [--frames N] [--threads N] [--only NAME,…] [--json]
+               vfx bench --catalog [--size WxH] [--frames N] [--max-frames M] [--threads N] [--repeats N] [--only NAME,…] [--json]
                vfx bench --model MODEL.tflite [--threads N] [--runs N] [--warmup N] [--json]
                vfx bench --passthrough INPUT [--repeats N] [--json]
                vfx bench --vision faces|faces-full|landmarks|segment|segment-landscape --input FILE [--threads N] [--json]
                vfx bench --audio-filter CHAIN --input FILE [--block N] [--repeats N] [--no-ffmpeg] [--json]
 
           --filter       time a chain on a y4m clip or a generated frame, beside FFmpeg's equivalent graph
-          --catalog      time every filter of the catalog (its example), beside FFmpeg's equivalent where it has one
+          --catalog      time every filter of the catalog (its example), beside FFmpeg's equivalent where it has one:
+                         each on N frames (--frames, default 20), a fast one on more (N doubled until VideoFX's pass
+                         lasts 0.1 s, at most M: --max-frames, default 240, and at most 1 GiB of frames in memory),
+                         FFmpeg's floor on as many frames; each row says its count
           --model        time one invoke of a TFLite model on VideoFX's interpreter
           --passthrough  read every frame of INPUT and write it to y4m, beside `ffmpeg -i INPUT -f yuv4mpegpipe`
                          (one thread each, best of --repeats; files go to a private folder in /dev/shm,

@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+
+/// `vfx bench --catalog` times each filter on its own number of frames: at least `--frames`, more for a fast filter
+/// (`--frames` doubled until VideoFX's pass lasts 0.1 s), never above `--max-frames`, and every row says how many.
+/// Small frames and few of them keep it fast; the timings themselves are not checked (a benchmark's numbers, not a
+/// test's).
+@Suite struct CatalogBenchTests {
+    static func entries(_ extra: [String]) throws -> [[String: Any]] {
+        let result = try CommandLineRun.vfx(["bench", "--catalog", "--size", "64x36", "--repeats", "1",
+                                             "--only", "hue,gaussian-blur", "--json"] + extra)
+        #expect(result.status == 0, "\(result.stderr)")
+        return try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [[String: Any]])
+    }
+
+    /// At 64×36 a filter costs microseconds per frame, far from 0.1 s over 6 frames: every row (`hue`,
+    /// `gaussian-blur`, `hue-blend`) doubles 2 → 4 → 8 and stops at the cap of 6. The fields the catalog had before
+    /// are all still there.
+    @Test func fastFiltersGetTheMostFrames() throws {
+        let rows = try Self.entries(["--frames", "2", "--max-frames", "6"])
+        #expect(Set(rows.compactMap { $0["name"] as? String }).isSuperset(of: ["hue", "gaussian-blur"]), "\(rows)")
+        for row in rows {
+            let frames = try #require(row["frames"] as? Int, "\(row)")
+            #expect(frames >= 2 && frames <= 6, "\(row)")
+            #expect(frames == 6, "\(row)")
+            for key in ["name", "family", "chain", "vfxMillisecondsPerFrame"] {
+                #expect(row[key] != nil, "\(key) missing in \(row)")
+            }
+        }
+        #expect(rows.first { $0["name"] as? String == "hue" }?["ffmpegGraph"] as? String == "hue=h=90.0", "\(rows)")
+    }
+
+    /// `--frames` is the least every filter gets, even when `--max-frames` is set below it.
+    @Test func framesIsTheLeast() throws {
+        let rows = try Self.entries(["--frames", "3", "--max-frames", "2"])
+        #expect(!rows.isEmpty)
+        for row in rows { #expect(row["frames"] as? Int == 3, "\(row)") }
+    }
+
+    /// The Markdown table has a frames column holding each row's count.
+    @Test func tableSaysTheFrames() throws {
+        let result = try CommandLineRun.vfx(["bench", "--catalog", "--size", "64x36", "--repeats", "1", "--only", "hue",
+                                             "--frames", "2", "--max-frames", "4"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let text = String(decoding: result.stdout, as: UTF8.self)
+        #expect(text.contains("| filter | family | frames | vfx ms/frame |"), "\(text)")
+        #expect(text.contains("| hue | color-adjustment | 4 |"), "\(text)")
+    }
+}

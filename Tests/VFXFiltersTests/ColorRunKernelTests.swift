@@ -106,8 +106,20 @@ final class ColorRunKernelTests: XCTestCase {
         for chain in chains {
             for vignette in [nil, (radius: 0.3, intensity: 0.8)] as [(radius: Double, intensity: Double)?] {
                 let run = try transforms(chain, format: format)
-                XCTAssertTrue(FusedColorProcessor.chooseKernel(for: run, format: format, fusesVignette: true) is ColorRunYUVKernel, chain)
+                // Through the chain these runs take the fixed-point kernel or this one (a steep curve, `mono`), with the
+                // vignette in the same loop either way; this kernel is also checked here on its own.
                 let want = expected(input, run: run, vignette: vignette)
+                if vignette == nil {
+                    for (pixelFormat, bytes) in [(PixelFormat.i420, input), (.nv12, nv12(input))] {
+                        var frame = RawFrames.frame(bytes, format: pixelFormat, width: width, height: height)
+                        let kernel = try XCTUnwrap(ColorRunYUVKernel(run, coding: YUVCoding(format.color), chromaInterleaved: pixelFormat == .nv12))
+                        frame.withMutablePlanes { kernel.apply(to: $0, width: width, height: height, slices: SliceRunner(threads: 2)) }
+                        var output = RawFrames.bytes(frame)
+                        if pixelFormat == .nv12 { output = i420(fromNV12: output) }
+                        let worst = zip(output, want).map { abs(Double($0) - $1.rounded()) }.max() ?? 0
+                        XCTAssertLessThanOrEqual(worst, 1, "ColorRunYUVKernel: \(chain) on \(pixelFormat)")
+                    }
+                }
                 if vignette != nil {
                     // The vignette darkens the corners by tens of codes: a kernel that left it out would fail.
                     let plain = expected(input, run: run, vignette: nil)
@@ -127,19 +139,22 @@ final class ColorRunKernelTests: XCTestCase {
         }
     }
 
-    /// Runs of matrices in 16-bit fixed point (`MatrixRunYUVKernel`): a lone matrix, two and three (with a clamp between
-    /// them that acts), on I420 and NV12, odd sizes, one and two threads: every sample within 1 code of the definition
+    /// Runs of matrices and curves in 16-bit fixed point (`FixedPointRunKernel`): a lone matrix, two and three (with a
+    /// clamp between them that acts), lone curves and curves between matrices, on I420 and NV12, odd sizes, one and two threads: every sample within 1 code of the definition
     /// evaluated here in doubles (the fixed point is within 0.1 code before its final rounding). A matrix whose gains
-    /// leave 16 bits (red ×2.5) goes to the Float kernel instead.
+    /// leave 16 bits (red ×2.5), and a curve too steep at 0 for cubic pieces (`gamma` 0.5) go to the Float kernels
+    /// instead.
     func testMatrixRunKernelMatchesItsDefinition() throws {
         let input = randomI420(seed: 17)
         let format = FrameFormat(pixelFormat: .i420, width: width, height: height)
         let chains = ["sepia", "color-matrix:rr=0.5:rg=0.5:rb=0:br=0.2:bb=0.9", "false-color:dark=navy:light=gold",
                       "sepia,hue:angle=20", "sepia,hue:angle=20,color-controls:contrast=1.1",
-                      "sepia:0.7,tint:color=#3366cc:amount=0.3,sepia", "color-controls:contrast=1.3:saturation=1.2,sepia,hue:angle=30"]
+                      "sepia:0.7,tint:color=#3366cc:amount=0.3,sepia", "color-controls:contrast=1.3:saturation=1.2,sepia,hue:angle=30",
+                      "gamma:power=1.2", "gamma:power=1.1", "tone-curve:point1=0.25x0.15:point3=0.75x0.85",
+                      "sepia,hue:angle=20,gamma:power=1.2", "gamma:power=1.3,color-controls:contrast=1.2"]
         for chain in chains {
             let run = try transforms(chain, format: format)
-            XCTAssertTrue(FusedColorProcessor.chooseKernel(for: run, format: format) is MatrixRunYUVKernel, chain)
+            XCTAssertTrue(FusedColorProcessor.chooseKernel(for: run, format: format) is FixedPointRunKernel, chain)
             let want = expected(input, run: run, vignette: nil)
             for (pixelFormat, bytes) in [(PixelFormat.i420, input), (.nv12, nv12(input))] {
                 for threads in [1, 2] {
@@ -152,9 +167,11 @@ final class ColorRunKernelTests: XCTestCase {
             }
         }
         let bright = try transforms("color-matrix:rr=2.5", format: format)
-        XCTAssertNil(MatrixRunYUVKernel(bright.compactMap { if case .affine(let m) = $0.kind { m } else { nil } },
-                                        coding: YUVCoding(format.color), chromaInterleaved: false))
+        XCTAssertNil(FixedPointRunKernel(bright, coding: YUVCoding(format.color), chromaInterleaved: false))
         XCTAssertTrue(FusedColorProcessor.chooseKernel(for: bright, format: format) is AffineYUVKernel)
+        let steep = try transforms("gamma:power=0.5", format: format)
+        XCTAssertNil(FixedPointRunKernel(steep, coding: YUVCoding(format.color), chromaInterleaved: false))
+        XCTAssertTrue(FusedColorProcessor.chooseKernel(for: steep, format: format) is ColorRunYUVKernel)
     }
 
     /// A frame of another size than the one the run (with its vignette) was configured for is refused with an error

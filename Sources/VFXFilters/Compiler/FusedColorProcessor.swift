@@ -10,8 +10,11 @@ import VFXPipeline
 ///   unchanged) and/or a chroma fill: `mono` touches only the chroma planes;
 /// - YUV frames whose run is made of affine transforms that each keep luma and chroma apart (`invert`, `hue`,
 ///   `color-controls`…): `PlanarYUVKernel`, each plane on its own as FFmpeg does, one pass per plane for the run;
-/// - YUV frames with another lone affine transform (`sepia`, `color-matrix`…): `AffineYUVKernel`, exact per pixel;
-/// - other YUV runs of matrices and smooth curves (`gamma`, `tone-curve`, `levels`…, alone or in a run with matrices):
+/// - other YUV runs of up to three matrices and smooth curves (`sepia`, `color-matrix`, `gamma`, `tone-curve`,
+///   `sepia,hue,gamma`…) whose coefficients fit 16 bits: `FixedPointRunKernel`, per pixel in 16-bit fixed point, 16
+///   lanes at a time, and a vignette that follows the run applied in the same loop;
+/// - YUV frames with another lone affine transform: `AffineYUVKernel`, per pixel in SIMD floats;
+/// - other YUV runs of matrices and smooth curves (a curve too steep for 8 cubic pieces, luma curves, more steps):
 ///   `ColorRunYUVKernel`, the run evaluated per pixel in SIMD floats, curves through 4096-entry tables, and a vignette
 ///   that follows the run applied in the same loop;
 /// - YUV runs with a general function of R'G'B' or a curve that jumps: `YUVTableKernel`, a 3D table in Y'CbCr;
@@ -34,7 +37,7 @@ final class FusedColorProcessor: VideoProcessor {
     private var grayToColor: (table: [SIMD3<UInt8>], color: ColorDescription)?
 
     /// A vignette applied in the same pass (see `FilterChainProcessor.compile`): by the kernel itself as it converts
-    /// back to Y'CbCr (`ColorRunYUVKernel`), else band by band right after the kernel.
+    /// back to Y'CbCr (`FixedPointRunKernel`, `ColorRunYUVKernel`), else band by band right after the kernel.
     let vignette: VignetteProcessor?
     private var vignetteInKernel = false
     /// The format `configure` chose the kernel for.
@@ -69,7 +72,7 @@ final class FusedColorProcessor: VideoProcessor {
             return output
         }
         configured = input
-        kernel = FusedColorProcessor.chooseKernel(for: run, format: input, fusesVignette: vignette != nil)
+        kernel = FusedColorProcessor.chooseKernel(for: run, format: input)
         pool = BufferPool(format: input.pixelFormat, width: input.width, height: input.height, capacity: 2)
         vignetteInKernel = false
         if let vignette {
@@ -77,6 +80,8 @@ final class FusedColorProcessor: VideoProcessor {
             if let direct = kernel as? ColorRunYUVKernel {
                 direct.fuse(vignette, width: input.width, height: input.height)
                 vignetteInKernel = true
+            } else if let fixed = kernel as? FixedPointRunKernel {
+                vignetteInKernel = fixed.fuse(vignette, width: input.width, height: input.height)
             }
         }
         return input
@@ -158,7 +163,7 @@ final class FusedColorProcessor: VideoProcessor {
         vignette?.release()
     }
 
-    static func chooseKernel(for run: [ColorTransform], format: FrameFormat, fusesVignette: Bool = false) -> any ColorKernel {
+    static func chooseKernel(for run: [ColorTransform], format: FrameFormat) -> any ColorKernel {
         let coding = YUVCoding(format.color)
         let evaluate: @Sendable (SIMD3<Float>) -> SIMD3<Float> = { FusedColorProcessor.evaluate(run, $0) }
         switch format.pixelFormat {
@@ -188,8 +193,7 @@ final class FusedColorProcessor: VideoProcessor {
                let planar = PlanarYUVKernel(matrices: matrices, coding: coding, chromaInterleaved: interleaved) {
                 return planar
             }
-            if matrices.count == run.count, run.count == 1 || !fusesVignette,
-               let fixed = MatrixRunYUVKernel(matrices, coding: coding, chromaInterleaved: interleaved) {
+            if let fixed = FixedPointRunKernel(run, coding: coding, chromaInterleaved: interleaved) {
                 return fixed
             }
             if run.count == 1, let matrix = matrices.first {

@@ -69,6 +69,19 @@ enum Lanes16 {
     /// (a + b + 1) >> 1 on lanes read as unsigned.
     @inline(__always) static func average(_ a: Vector, _ b: Vector) -> Vector { _mm256_avg_epu16(a, b) }
 
+    /// 32 bytes at `pointer` as sixteen Int16 lanes.
+    @inline(__always) static func load(_ pointer: UnsafePointer<Int16>) -> Vector { UnsafeRawPointer(pointer).loadUnaligned(as: Vector.self) }
+    @inline(__always) static func negate(_ a: Vector) -> Vector { _mm256_sub_epi16(_mm256_setzero_si256(), a) }
+
+    /// The low 16 bits of a·b.
+    @inline(__always) static func multiplyLow(_ a: Vector, _ b: Int16) -> Vector { _mm256_mullo_epi16(a, _mm256_set1_epi16(b)) }
+    @inline(__always) static func shiftRightLogical(_ a: Vector, _ count: Int) -> Vector { _mm256_srli_epi16(a, Int32(count)) }
+    @inline(__always) static func and(_ a: Vector, _ b: Vector) -> Vector { _mm256_and_si256(a, b) }
+
+    /// Byte i of each 128-bit half: byte `control[i] & 15` of the same half of `table` (`vpshufb`; control bytes here
+    /// never have their top bit set).
+    @inline(__always) static func shuffleBytes(_ table: Vector, _ control: Vector) -> Vector { _mm256_shuffle_epi8(table, control) }
+
     /// Each pair of neighbouring lanes swapped.
     @inline(__always) static func swapPairs(_ a: Vector) -> Vector {
         _mm256_shuffle_epi8(a, _mm256_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13,
@@ -152,6 +165,21 @@ enum Lanes16 {
             v[lane] = Int16(truncatingIfNeeded: (Int32(UInt16(bitPattern: a[lane])) + Int32(UInt16(bitPattern: b[lane])) + 1) >> 1)
         }
         return v
+    }
+
+    @inline(__always) static func load(_ pointer: UnsafePointer<Int16>) -> Vector { UnsafeRawPointer(pointer).loadUnaligned(as: Vector.self) }
+    @inline(__always) static func negate(_ a: Vector) -> Vector { 0 &- a }
+    @inline(__always) static func multiplyLow(_ a: Vector, _ b: Int16) -> Vector { a &* Vector(repeating: b) }
+    @inline(__always) static func shiftRightLogical(_ a: Vector, _ count: Int) -> Vector {
+        Vector(truncatingIfNeeded: SIMD16<UInt16>(truncatingIfNeeded: a) &>> UInt16(count))
+    }
+    @inline(__always) static func and(_ a: Vector, _ b: Vector) -> Vector { a & b }
+
+    @inline(__always) static func shuffleBytes(_ table: Vector, _ control: Vector) -> Vector {
+        let (bytes, indices) = (unsafeBitCast(table, to: SIMD32<UInt8>.self), unsafeBitCast(control, to: SIMD32<UInt8>.self))
+        var result = SIMD32<UInt8>()
+        for i in 0..<32 { result[i] = bytes[i & 16 | Int(indices[i] & 15)] }
+        return unsafeBitCast(result, to: Vector.self)
     }
 
     @inline(__always) static func swapPairs(_ a: Vector) -> Vector {

@@ -1,0 +1,424 @@
+import VFXCore
+
+/// A run of colour matrices and smooth per-channel curves (`sepia`, `color-matrix`, `sepia,hue,color-controls`,
+/// `gamma`, `tone-curve`, `sepia,hue,gamma`…) applied to each pixel of an I420/NV12 frame in 16-bit fixed point,
+/// 16 blocks (2 rows × 32 pixels) per step of the loop, with no scratch memory.
+///
+/// The definition is `ColorRunYUVKernel`'s: per pixel, R'G'B' from its luma and its block's chroma through the first
+/// matrix (applied to the unclipped R'G'B'; the identity when the run starts with a curve), clamped; then each further
+/// step clamped: a matrix `clamp(M·rgb + offset)`, or a curve on each channel; then the output luma, and each block's
+/// chroma from the mean of its four output R'G'B' values. Consecutive matrices are multiplied into one when the first
+/// keeps the unit cube inside itself. At most two steps follow the first matrix.
+///
+/// Arithmetic on each 16-bit lane (`Lanes16`):
+/// - R'G'B' in Q14 (1 = 16384), clamped to 0…16383. A value enters a product shifted left once (Q15) against a
+///   coefficient in Q14 through a rounding high multiply (`vpmulhrsw`), so products stay in Q14 and coefficients up to
+///   ±2 fit.
+/// - The first matrix: per block `K = k + mulhrs(Cb'·2^s, fCb) + mulhrs(Cr'·2^s, fCr)` (Cb' = Cb − 128), per pixel
+///   `clamp(K + mulhrs(Y·2^t, g))`, s and t the largest shifts (≤ 8, ≤ 7) for which the coefficients fit 16 bits.
+/// - A curve: eight cubic pieces, one per eighth of 0…1 (`CurvePieces16`, within 0.125 code of the curve); a value's
+///   top 3 bits pick its piece's four coefficients with a byte shuffle (`vpshufb`: the 8 coefficients of a kind fill
+///   16 bytes), the other 12 bits are `t` for three Horner steps.
+/// - Output luma and chroma in Q7 codes, rounded by adding 64 and shifting right by 7; block means by `vpavgw`.
+/// Sums saturate; `init` checks that no saturated sum can change a clamped result, and returns nil for a matrix
+/// with gains of 2 or more, a curve the pieces cannot follow within 0.125 code (a kink, a steep start: `gamma` under
+/// 0.95), a luma curve or a general function; `ColorRunYUVKernel` or the 3D table takes those. A product rounds to
+/// 2⁻¹⁵ of full scale (0.008 codes), so an output is within about 0.1 code of its exact value before the final
+/// rounding, 0.25 with a curve.
+///
+/// ```swift
+/// let kernel = FixedPointRunKernel([sepia, hue, gamma], coding: YUVCoding(.bt709), chromaInterleaved: false)
+/// kernel?.apply(to: frame.planes, width: 1920, height: 1080, slices: SliceRunner(threads: 1))
+/// ```
+final class FixedPointRunKernel: ColorKernel {
+    /// The first matrix folded into the conversion from Y'CbCr: per channel (red, green, blue) the block term's
+    /// constant and chroma factors, and the luma factor.
+    private let constant: SIMD3<Int16>, fromCb: SIMD3<Int16>, fromCr: SIMD3<Int16>, fromY: SIMD3<Int16>
+    /// The shifts of centred chroma and of luma codes before their products.
+    private let chromaShift: Int, lumaShift: Int
+    /// Each further step as 12 vectors: a matrix's 9 coefficients row by row then its 3 offsets, splatted; or a curve's
+    /// pieces, the t³, t², t and 1 coefficients of red, then of green, then of blue.
+    private let steps: UnsafeMutablePointer<Lanes16.Vector>
+    private let stepCount: Int
+    /// Whether step 0 and step 1 are curves.
+    private let curves: (Bool, Bool)
+    /// Output luma (Q7 codes) from Q15 R'G'B': weights and offset (with the rounding half); the same for Cb and Cr.
+    private let toY: SIMD3<Int16>, toCb: SIMD3<Int16>, toCr: SIMD3<Int16>, lumaOffset: Int16
+    let chromaInterleaved: Bool
+    /// A vignette applied as the pass converts back to Y'CbCr (nil: none).
+    private(set) var vignette: VignetteDarkness?
+
+    init?(_ run: [ColorTransform], coding: YUVCoding, chromaInterleaved: Bool) {
+        var firstMatrix = ColorMatrix.identity
+        var rest = run[...]
+        if case .affine(let matrix) = run.first?.kind {
+            firstMatrix = matrix
+            rest = run.dropFirst()
+        }
+        enum Step { case matrix(ColorMatrix), curves(CurvePieces16, CurvePieces16, CurvePieces16) }
+        var later: [Step] = []
+        for transform in rest {
+            switch transform.kind {
+            case .affine(let matrix):
+                if case .matrix(let last) = later.last, last.keepsUnitCube {
+                    later[later.count - 1] = .matrix(matrix.after(last))
+                } else {
+                    later.append(.matrix(matrix))
+                }
+            case .perChannel:
+                let apply = transform.apply
+                guard let red = CurvePieces16(fitting: { apply(SIMD3(repeating: $0)).x }),
+                      let green = CurvePieces16(fitting: { apply(SIMD3(repeating: $0)).y }),
+                      let blue = CurvePieces16(fitting: { apply(SIMD3(repeating: $0)).z }) else { return nil }
+                later.append(.curves(red, green, blue))
+            case .luma, .general:
+                return nil
+            }
+        }
+        let first = AffineYUVKernel(matrix: firstMatrix, coding: coding, chromaInterleaved: chromaInterleaved)
+        // Largest shifts for which every factor fits: factor·2^(29 − shift) ≤ 32767.
+        func magnitude(_ v: SIMD3<Float>) -> SIMD3<Float> { SIMD3(abs(v.x), abs(v.y), abs(v.z)) }
+        func shift(for factors: SIMD3<Float>, most: Int) -> Int? {
+            let largest = Double(max(magnitude(factors).max(), 1e-9))
+            return (0...most).reversed().first { largest * Double(1 << (29 - $0)) <= 32767 }
+        }
+        guard let lumaShift = shift(for: first.lumaGain, most: 7),
+              let chromaShift = shift(for: SIMD3(magnitude(first.fromCb).max(), magnitude(first.fromCr).max(), 0), most: 8) else { return nil }
+        // The block term with chroma centred on 128. Sums saturate at ±2 (Q14); a saturated partial sum still clamps
+        // right when what is left to add cannot pull ±2 back across 0…1: after the chroma terms, the constant and the
+        // luma term (range lo…hi); after the constant, the luma term.
+        let centred = first.constant + 128 * (first.fromCb + first.fromCr)
+        for c in 0..<3 {
+            let luma = 255 * first.lumaGain[c]
+            let (lo, hi) = (min(0, luma), max(0, luma))
+            guard abs(centred[c]) < 1.99, hi < 1.99, lo >= -1, centred[c] + lo >= -1, centred[c] + hi <= 2 else { return nil }
+        }
+        func fixed(_ values: SIMD3<Float>, _ scale: Double) -> SIMD3<Int16> {
+            SIMD3((0..<3).map { Int16((Double(values[$0]) * scale).rounded()) })
+        }
+        constant = fixed(centred, 16384)
+        fromCb = fixed(first.fromCb, Double(1 << (29 - chromaShift)))
+        fromCr = fixed(first.fromCr, Double(1 << (29 - chromaShift)))
+        fromY = fixed(first.lumaGain, Double(1 << (29 - lumaShift)))
+        (self.chromaShift, self.lumaShift) = (chromaShift, lumaShift)
+        // Further matrices: each row's coefficients and offset within ±2 together (no sum saturates).
+        for case .matrix(let matrix) in later {
+            for row in [matrix.red, matrix.green, matrix.blue].enumerated() {
+                guard magnitude(row.element).sum() + abs(matrix.offset[row.offset]) < 1.99 else { return nil }
+            }
+        }
+        // More than two further steps (rare: each pair of matrices that can be multiplied was) are left to the Float kernels.
+        guard later.count <= 2 else { return nil }
+        stepCount = later.count
+        steps = .allocate(capacity: max(12 * later.count, 1))
+        var isCurve = [false, false]
+        for (index, step) in later.enumerated() {
+            var vectors: [Lanes16.Vector] = []
+            switch step {
+            case .matrix(let matrix):
+                let values = [matrix.red, matrix.green, matrix.blue].flatMap { [$0.x, $0.y, $0.z] } + [matrix.offset.x, matrix.offset.y, matrix.offset.z]
+                vectors = values.map { Lanes16.splat(Int16((Double($0) * 16384).rounded())) }
+            case .curves(let red, let green, let blue):
+                vectors = [red, green, blue].flatMap(\.tables)
+                isCurve[index] = true
+            }
+            (steps + 12 * index).initialize(from: vectors, count: 12)
+        }
+        curves = (isCurve[0], isCurve[1])
+        // Y = offset + scale·(w·rgb); Cb = 128 + (b − y)·toCb; Cr = 128 + (r − y)·toCr; in Q7 codes.
+        let w = SIMD3(coding.weights.red, coding.weights.green, coding.weights.blue)
+        let cbScale = coding.chromaScale / coding.blueFromPb, crScale = coding.chromaScale / coding.redFromPr
+        toY = fixed(w * coding.lumaScale, 128)
+        toCb = fixed((SIMD3(0, 0, 1) - w) * cbScale, 128)
+        toCr = fixed((SIMD3(1, 0, 0) - w) * crScale, 128)
+        lumaOffset = Int16((coding.lumaOffset * 128).rounded()) + 64
+        self.chromaInterleaved = chromaInterleaved
+    }
+
+    deinit { steps.deallocate() }
+
+    /// Makes the pass end with `vignette` (configured for the same frame format): luma scaled toward black and chroma
+    /// toward neutral by the vignette's factor at each sample, before rounding. False (and no vignette) when its radius
+    /// is too large for the fixed point (over 0.86); the vignette then runs after the pass.
+    func fuse(_ vignette: VignetteProcessor, width: Int, height: Int) -> Bool {
+        self.vignette = vignette.isActive ? VignetteDarkness(vignette, width: width, height: height) : nil
+        return self.vignette != nil || !vignette.isActive
+    }
+
+    func apply(to planes: [Plane], width: Int, height: Int, slices: SliceRunner) {
+        if let vignette {
+            apply(planes, width: width, height: height, slices: slices, darkness: vignette)
+        } else {
+            apply(planes, width: width, height: height, slices: slices, darkness: NoDarkness())
+        }
+    }
+
+    private func apply<Darkness: BlockDarkness>(_ planes: [Plane], width: Int, height: Int, slices: SliceRunner, darkness: Darkness) {
+        let (w, h) = (width, height)
+        switch (chromaInterleaved, stepCount) {
+        case (false, 0): run(planes, width: w, height: h, slices: slices, layout: SeparateChroma.self, steps: NoStep.self, darkness: darkness)
+        case (false, 1): run(planes, width: w, height: h, slices: slices, layout: SeparateChroma.self, steps: OneStep.self, darkness: darkness)
+        case (false, _): run(planes, width: w, height: h, slices: slices, layout: SeparateChroma.self, steps: TwoSteps.self, darkness: darkness)
+        case (true, 0): run(planes, width: w, height: h, slices: slices, layout: InterleavedChroma.self, steps: NoStep.self, darkness: darkness)
+        case (true, 1): run(planes, width: w, height: h, slices: slices, layout: InterleavedChroma.self, steps: OneStep.self, darkness: darkness)
+        case (true, _): run(planes, width: w, height: h, slices: slices, layout: InterleavedChroma.self, steps: TwoSteps.self, darkness: darkness)
+        }
+    }
+
+    /// The number of steps after the first matrix, as a type, so the loop over them is unrolled.
+    private protocol StepCount { static var count: Int { get } }
+    private enum NoStep: StepCount { static var count: Int { 0 } }
+    private enum OneStep: StepCount { static var count: Int { 1 } }
+    private enum TwoSteps: StepCount { static var count: Int { 2 } }
+
+    private func run<Layout: ChromaLayout, Steps: StepCount, Darkness: BlockDarkness>(
+        _ planes: [Plane], width: Int, height: Int, slices: SliceRunner, layout: Layout.Type, steps stepsType: Steps.Type,
+        darkness: Darkness) {
+        typealias L = Lanes16
+        let luma = planes[0], cbPlane = planes[1], crPlane = planes[planes.count - 1]
+        let chromaWidth = (width + 1) / 2
+        let (steps, curves) = (self.steps, self.curves)
+        let (chromaShift, lumaShift) = (self.chromaShift, self.lumaShift)
+        let constant = (L.splat(self.constant.x), L.splat(self.constant.y), L.splat(self.constant.z))
+        let fromCb = (L.splat(self.fromCb.x), L.splat(self.fromCb.y), L.splat(self.fromCb.z))
+        let fromCr = (L.splat(self.fromCr.x), L.splat(self.fromCr.y), L.splat(self.fromCr.z))
+        let fromY = (L.splat(self.fromY.x), L.splat(self.fromY.y), L.splat(self.fromY.z))
+        let toY = (L.splat(self.toY.x), L.splat(self.toY.y), L.splat(self.toY.z))
+        let toCb = (L.splat(self.toCb.x), L.splat(self.toCb.y), L.splat(self.toCb.z))
+        let toCr = (L.splat(self.toCr.x), L.splat(self.toCr.y), L.splat(self.toCr.z))
+        let (lumaOffset, chromaOffset, minus128) = (L.splat(self.lumaOffset), L.splat(128 * 128 + 64), L.splat(-128))
+        let (zero, one) = (L.splat(0), L.splat(16383))
+
+        /// One matrix row on Q15 inputs, plus its offset, clamped (Q14).
+        @inline(__always) func matrixRow(_ r: L.Vector, _ g: L.Vector, _ b: L.Vector, _ c: UnsafeMutablePointer<L.Vector>, _ k: Int) -> L.Vector {
+            let sum = L.addSaturating(L.addSaturating(L.multiplyHighRounded(r, c[3 * k]), L.multiplyHighRounded(g, c[3 * k + 1])),
+                                      L.addSaturating(L.multiplyHighRounded(b, c[3 * k + 2]), c[9 + k]))
+            return L.clamp(sum, zero, one)
+        }
+        /// Red's, green's or blue's (`k`) curve of a curve step on Q15 values, clamped (Q15).
+        @inline(__always) func curve(_ v: L.Vector, _ c: UnsafeMutablePointer<L.Vector>, _ k: Int) -> L.Vector {
+            // Piece p = v >> 12 picks bytes 2p and 2p + 1 of each 16-byte table; t = the 12 bits below it, in Q15.
+            let control = L.addSaturating(L.multiplyLow(L.shiftRightLogical(v, 12), 514), L.splat(256))
+            let t = L.shiftLeft(L.and(v, L.splat(4095)), 3)
+            var sum = L.addSaturating(L.multiplyHighRounded(L.shuffleBytes(c[4 * k], control), t), L.shuffleBytes(c[4 * k + 1], control))
+            sum = L.addSaturating(L.multiplyHighRounded(sum, t), L.shuffleBytes(c[4 * k + 2], control))
+            sum = L.addSaturating(L.multiplyHighRounded(sum, t), L.shuffleBytes(c[4 * k + 3], control))
+            return L.shiftLeft(L.clamp(sum, zero, one), 1)
+        }
+        /// The output R'G'B' (Q15) of 16 pixels with luma codes `y` whose blocks' terms are `k`.
+        @inline(__always) func pixels(_ y: L.Vector, _ k: (L.Vector, L.Vector, L.Vector)) -> (L.Vector, L.Vector, L.Vector) {
+            let scaled = L.shiftLeft(y, lumaShift)
+            var r = L.shiftLeft(L.clamp(L.addSaturating(k.0, L.multiplyHighRounded(scaled, fromY.0)), zero, one), 1)
+            var g = L.shiftLeft(L.clamp(L.addSaturating(k.1, L.multiplyHighRounded(scaled, fromY.1)), zero, one), 1)
+            var b = L.shiftLeft(L.clamp(L.addSaturating(k.2, L.multiplyHighRounded(scaled, fromY.2)), zero, one), 1)
+            for index in 0..<Steps.count {
+                let c = steps + 12 * index
+                if index == 0 ? curves.0 : curves.1 {
+                    (r, g, b) = (curve(r, c, 0), curve(g, c, 1), curve(b, c, 2))
+                } else {
+                    (r, g, b) = (L.shiftLeft(matrixRow(r, g, b, c, 0), 1), L.shiftLeft(matrixRow(r, g, b, c, 1), 1),
+                                 L.shiftLeft(matrixRow(r, g, b, c, 2), 1))
+                }
+            }
+            return (r, g, b)
+        }
+        /// Whole codes: the weighted sum in Q7, less its share `dark` (Q15) for the vignette, plus the offset (which holds
+        /// the rounding half), shifted right by 7.
+        @inline(__always) func codes(_ r: L.Vector, _ g: L.Vector, _ b: L.Vector, _ to: (L.Vector, L.Vector, L.Vector),
+                                     _ offset: L.Vector, dark: L.Vector?) -> L.Vector {
+            var sum = L.addSaturating(L.addSaturating(L.multiplyHighRounded(r, to.0), L.multiplyHighRounded(g, to.1)),
+                                      L.multiplyHighRounded(b, to.2))
+            if let dark { sum = L.addSaturating(sum, L.negate(L.multiplyHighRounded(sum, dark))) }
+            return L.shiftRight(L.addSaturating(sum, offset), 7)
+        }
+
+        slices.run(rows: (height + 1) / 2) { chromaRows in
+            for cy in chromaRows {
+                // A last single row stands for both rows of its blocks (both loads read it before either store).
+                let (topY, bottomY) = (2 * cy, min(2 * cy + 1, height - 1))
+                let top = luma.row(topY), bottom = luma.row(bottomY)
+                if width % 2 == 1 {
+                    // The last block has one column: repeat it into the row padding so the block mean is right.
+                    top[width] = top[width - 1]
+                    bottom[width] = bottom[width - 1]
+                }
+                let cbRow = cbPlane.row(cy), crRow = crPlane.row(cy)
+                var cx = 0
+                while cx < chromaWidth {
+                    let (cbCodes, crCodes) = Layout.loadLanes(cbRow, crRow, at: cx)
+                    let cb = L.shiftLeft(L.addSaturating(cbCodes, minus128), chromaShift)
+                    let cr = L.shiftLeft(L.addSaturating(crCodes, minus128), chromaShift)
+                    let k = (L.addSaturating(constant.0, L.addSaturating(L.multiplyHighRounded(cb, fromCb.0), L.multiplyHighRounded(cr, fromCr.0))),
+                             L.addSaturating(constant.1, L.addSaturating(L.multiplyHighRounded(cb, fromCb.1), L.multiplyHighRounded(cr, fromCr.1))),
+                             L.addSaturating(constant.2, L.addSaturating(L.multiplyHighRounded(cb, fromCb.2), L.multiplyHighRounded(cr, fromCr.2))))
+                    let (upper, lower) = (L.load(top + 2 * cx), L.load(bottom + 2 * cx))
+                    // Both rows' output luma stored, and each row's mean of its two columns.
+                    @inline(__always) func row(_ pairs: L.Vector, to target: UnsafeMutablePointer<UInt8>, y: Int) -> (L.Vector, L.Vector, L.Vector) {
+                        let even = pixels(L.lowBytes(pairs), k), odd = pixels(L.highBytes(pairs), k)
+                        let (evenDark, oddDark) = darkness.luma(row: y, block: cx)
+                        L.store(L.joinBytes(codes(even.0, even.1, even.2, toY, lumaOffset, dark: evenDark),
+                                            codes(odd.0, odd.1, odd.2, toY, lumaOffset, dark: oddDark)), to: target + 2 * cx)
+                        return (L.average(even.0, odd.0), L.average(even.1, odd.1), L.average(even.2, odd.2))
+                    }
+                    let (above, below) = (row(upper, to: top, y: topY), row(lower, to: bottom, y: bottomY))
+                    let (r, g, b) = (L.average(above.0, below.0), L.average(above.1, below.1), L.average(above.2, below.2))
+                    let dark = darkness.chroma(row: cy, block: cx)
+                    Layout.storeLanes(codes(r, g, b, toCb, chromaOffset, dark: dark), codes(r, g, b, toCr, chromaOffset, dark: dark),
+                                      cbRow, crRow, at: cx)
+                    cx += 16
+                }
+            }
+        }
+    }
+}
+
+/// How much a vignette darkens each output sample of `FixedPointRunKernel`, in Q15 (0: unchanged, 1: to black or
+/// neutral): none, or a vignette's.
+protocol BlockDarkness {
+    /// The darkness of the even and of the odd luma samples of frame row `row` in blocks `block ..< block + 16`.
+    func luma(row: Int, block: Int) -> (Lanes16.Vector?, Lanes16.Vector?)
+    /// The darkness of chroma row `row`'s blocks `block ..< block + 16`.
+    func chroma(row: Int, block: Int) -> Lanes16.Vector?
+}
+
+struct NoDarkness: BlockDarkness {
+    @inline(__always) func luma(row: Int, block: Int) -> (Lanes16.Vector?, Lanes16.Vector?) { (nil, nil) }
+    @inline(__always) func chroma(row: Int, block: Int) -> Lanes16.Vector? { nil }
+}
+
+/// A vignette's darkness `intensity·s(t)` at each sample (`VignettePlane`'s formula: `t = clamp((d² − r²)/(1 − r²))`,
+/// `s = t²(3 − 2t)`), in 16-bit lanes: `t` is a column's term `dx²/(1 − r²)` plus a row's `(dy² − r²)/(1 − r²)`, both in
+/// Q13 (±4) from the vignette's own distance tables, the column term capped where it could no longer matter
+/// (`1 + r²/(1 − r²)`). Radii over 0.86 need more range than Q13 has: nil.
+struct VignetteDarkness: BlockDarkness, @unchecked Sendable {
+    // Sendable: the tables are written once in init and only read afterwards.
+    /// Column terms of even and odd luma columns and of chroma blocks (index: block), padded to whole 16-block chunks.
+    let evenColumns: [Int16], oddColumns: [Int16], chromaColumns: [Int16]
+    /// Row terms of luma rows and chroma rows.
+    let lumaRows: [Int16], chromaRows: [Int16]
+    /// The intensity in Q15.
+    let intensity: Int16
+
+    init?(_ vignette: VignetteProcessor, width: Int, height: Int) {
+        let (lumaPlane, chromaPlane) = (vignette.planes[0], vignette.planes[1])
+        let radius2 = Double(vignette.radius * vignette.radius)
+        let inverseSpan = 1 / max(1 - radius2, 1e-6)
+        let cap = 1 + radius2 * inverseSpan
+        guard cap < 3.9 else { return nil }
+        func q13(_ value: Double) -> Int16 { Int16((min(value, cap) * 8192).rounded()) }
+        let blocks = ((width + 1) / 2 + 15) / 16 * 16
+        let chromaWidth = (width + 1) / 2
+        evenColumns = (0..<blocks).map { q13(Double(lumaPlane.horizontal[min(2 * $0, width - 1)]) * inverseSpan) }
+        oddColumns = (0..<blocks).map { q13(Double(lumaPlane.horizontal[min(2 * $0 + 1, width - 1)]) * inverseSpan) }
+        chromaColumns = (0..<blocks).map {
+            q13(Double(chromaPlane.horizontal[min($0, chromaWidth - 1) * chromaPlane.channels]) * inverseSpan)
+        }
+        lumaRows = lumaPlane.vertical.map { q13((Double($0) - radius2) * inverseSpan) }
+        chromaRows = chromaPlane.vertical.map { q13((Double($0) - radius2) * inverseSpan) }
+        intensity = Int16((Double(vignette.intensity) * 32767).rounded())
+    }
+
+    /// `intensity·s(t)` in Q15 for 16 samples whose column terms start at `columns` and whose row term is `row`.
+    @inline(__always) private func darkness(_ columns: UnsafePointer<Int16>, _ row: Int16) -> Lanes16.Vector {
+        typealias L = Lanes16
+        // t in Q15 (just under 1 at most: 1 itself does not fit), t², and 3 − 2t in Q13.
+        let t = L.shiftLeft(L.clamp(L.addSaturating(L.load(columns), L.splat(row)), L.splat(0), L.splat(8191)), 2)
+        let square = L.multiplyHighRounded(t, t)
+        let rise = L.addSaturating(L.splat(24576), L.negate(L.multiplyHighRounded(t, L.splat(16384))))
+        let scaled = L.multiplyHighRounded(square, L.multiplyHighRounded(rise, L.splat(intensity)))   // Q13
+        return L.addSaturating(L.addSaturating(scaled, scaled), L.addSaturating(scaled, scaled))      // × 4, at most 32767
+    }
+
+    @inline(__always) func luma(row: Int, block: Int) -> (Lanes16.Vector?, Lanes16.Vector?) {
+        let term = lumaRows[row]
+        return (evenColumns.withUnsafeBufferPointer { darkness($0.baseAddress.unsafelyUnwrapped + block, term) },
+                oddColumns.withUnsafeBufferPointer { darkness($0.baseAddress.unsafelyUnwrapped + block, term) })
+    }
+
+    @inline(__always) func chroma(row: Int, block: Int) -> Lanes16.Vector? {
+        chromaColumns.withUnsafeBufferPointer { darkness($0.baseAddress.unsafelyUnwrapped + block, chromaRows[row]) }
+    }
+}
+
+/// A smooth curve on 0…1 as eight cubic pieces in Q14, one per eighth, in the form `FixedPointRunKernel` evaluates:
+/// for a Q15 value v, piece p = v >> 12 and t = (v mod 4096)·8 (Q15), `((a·t + b)·t + c)·t + d` by rounding high
+/// multiplies and saturating adds, clamped to 0…16383. The pieces are fitted to the curve at 513 points of each
+/// eighth; nil unless every Q15 input then comes within `tolerance` of the curve and every coefficient
+/// fits Q14 (a kink or a steep start, as `gamma` 0.5 has at 0, does not).
+///
+/// ```swift
+/// let pieces = CurvePieces16 { pow($0, 1.2) }
+/// pieces?.evaluate(16384)   // 0.5^1.2 in Q14: 7132
+/// ```
+struct CurvePieces16 {
+    /// The largest difference allowed from the curve: 8 of 16384 (0.125 code of 255). `gamma` of 1 and more fits;
+    /// under about 0.95 the steep start at 0 does not.
+    static let tolerance = 8
+    /// Coefficients of t³, t², t and 1 of pieces 0…7, in Q14.
+    let coefficients: [[Int16]]
+
+    init?(fitting curve: (Float) -> Float) {
+        func target(_ v: Int) -> Double { Double(curve(Float(v) / 32768).clamped(0, 1)) * 16384 }
+        var coefficients = [[Int16]](repeating: [], count: 4)
+        for piece in 0..<8 {
+            // Least squares reweighted by each point's error (Lawson's iteration), which moves the fit toward the
+            // smallest largest error: a third of plain least squares' at the ends of a piece.
+            let points = stride(from: 0, through: 4096, by: 8).map { j -> (powers: [Double], value: Double) in
+                let t = Double(j) / 4096
+                return ([t * t * t, t * t, t, 1], target(min(4096 * piece + j, 32767)))
+            }
+            var weights = [Double](repeating: 1, count: points.count)
+            var solution: [Double] = []
+            for _ in 0..<10 {
+                var normal = [[Double]](repeating: [Double](repeating: 0, count: 5), count: 4)
+                for (point, weight) in zip(points, weights) {
+                    for row in 0..<4 {
+                        for column in 0..<4 { normal[row][column] += weight * point.powers[row] * point.powers[column] }
+                        normal[row][4] += weight * point.powers[row] * point.value
+                    }
+                }
+                guard let next = CurvePieces16.solve(normal) else { return nil }
+                solution = next
+                let errors = points.map { point in abs(zip(point.powers, solution).map { $0 * $1 }.reduce(0, +) - point.value) + 1e-9 }
+                let total = zip(weights, errors).map { $0 * $1 }.reduce(0, +)
+                weights = zip(weights, errors).map { $0 * $1 / total }
+            }
+            guard solution.allSatisfy({ abs($0) < 32767 }) else { return nil }
+            for k in 0..<4 { coefficients[k].append(Int16(solution[k].rounded())) }
+        }
+        self.coefficients = coefficients
+        for v in 0...32766 where abs(Double(evaluate(v)) - target(v)) > Double(CurvePieces16.tolerance) { return nil }
+    }
+
+    /// The pieces at the Q15 value `v`, in Q14, exactly as the kernel's lanes compute it.
+    func evaluate(_ v: Int) -> Int {
+        func multiplyHighRounded(_ a: Int, _ b: Int) -> Int { (a * b + 0x4000) >> 15 }
+        func add(_ a: Int, _ b: Int) -> Int { min(max(a + b, -32768), 32767) }
+        let (piece, t) = (v >> 12, (v & 4095) << 3)
+        var sum = add(multiplyHighRounded(Int(coefficients[0][piece]), t), Int(coefficients[1][piece]))
+        sum = add(multiplyHighRounded(sum, t), Int(coefficients[2][piece]))
+        sum = add(multiplyHighRounded(sum, t), Int(coefficients[3][piece]))
+        return min(max(sum, 0), 16383)
+    }
+
+    /// The four 16-byte tables the kernel shuffles from (each coefficient kind's 8 pieces, in both 128-bit halves).
+    var tables: [Lanes16.Vector] {
+        coefficients.map { kind in unsafeBitCast(SIMD16<Int16>((0..<16).map { kind[$0 % 8] }), to: Lanes16.Vector.self) }
+    }
+
+    /// The solution of the 4 equations whose augmented rows are `rows` (Gaussian elimination with partial pivoting);
+    /// nil when they are singular.
+    private static func solve(_ rows: [[Double]]) -> [Double]? {
+        var m = rows
+        for column in 0..<4 {
+            guard let pivot = (column..<4).max(by: { abs(m[$0][column]) < abs(m[$1][column]) }),
+                  abs(m[pivot][column]) > 1e-12 else { return nil }
+            m.swapAt(column, pivot)
+            for row in 0..<4 where row != column {
+                let factor = m[row][column] / m[column][column]
+                for k in column..<5 { m[row][k] -= factor * m[column][k] }
+            }
+        }
+        return (0..<4).map { m[$0][4] / m[$0][$0] }
+    }
+}

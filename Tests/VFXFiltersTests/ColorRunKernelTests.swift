@@ -293,8 +293,8 @@ final class ColorRunKernelTests: XCTestCase {
     func testFixedPointLaneOperations() {
         var generator = SystemRandomNumberGenerator.Seeded(state: 0x1a7e5)
         func randomLanes() -> [Int16] { (0..<16).map { _ in Int16(bitPattern: UInt16(generator.byte()) << 8 | UInt16(generator.byte())) } }
-        func vector(_ values: [Int16]) -> Lanes16.Vector { unsafeBitCast(SIMD16<Int16>(values), to: Lanes16.Vector.self) }
-        func lanes(_ v: Lanes16.Vector) -> [Int16] { let s = unsafeBitCast(v, to: SIMD16<Int16>.self); return (0..<16).map { s[$0] } }
+        func vector(_ values: [Int16]) -> Lanes16.Vector { Lanes16.vector(SIMD16<Int16>(values)) }
+        func lanes(_ v: Lanes16.Vector) -> [Int16] { let s = Lanes16.lanes(v); return (0..<16).map { s[$0] } }
         for _ in 0..<50 {
             let (a, b) = (randomLanes(), randomLanes().map { $0 == .min ? 0 : $0 })
             XCTAssertEqual(lanes(Lanes16.multiplyHighRounded(vector(a), vector(b))),

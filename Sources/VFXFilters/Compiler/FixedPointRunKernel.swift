@@ -403,7 +403,7 @@ struct CurvePieces16 {
 
     /// The four 16-byte tables the kernel shuffles from (each coefficient kind's 8 pieces, in both 128-bit halves).
     var tables: [Lanes16.Vector] {
-        coefficients.map { kind in unsafeBitCast(SIMD16<Int16>((0..<16).map { kind[$0 % 8] }), to: Lanes16.Vector.self) }
+        coefficients.map { kind in Lanes16.vector(SIMD16<Int16>((0..<16).map { kind[$0 % 8] })) }
     }
 
     /// The solution of the 4 equations whose augmented rows are `rows` (Gaussian elimination with partial pivoting);

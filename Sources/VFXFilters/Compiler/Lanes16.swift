@@ -9,6 +9,8 @@ enum Lanes16 {
     typealias Vector = __m256i
 
     @inline(__always) static func splat(_ value: Int16) -> Vector { _mm256_set1_epi16(value) }
+    @inline(__always) static func vector(_ lanes: SIMD16<Int16>) -> Vector { unsafeBitCast(lanes, to: Vector.self) }
+    @inline(__always) static func lanes(_ vector: Vector) -> SIMD16<Int16> { unsafeBitCast(vector, to: SIMD16<Int16>.self) }
 
     @inline(__always) static func alternating(_ even: Int16, _ odd: Int16) -> Vector {
         _mm256_set1_epi32(Int32(bitPattern: UInt32(UInt16(bitPattern: odd)) << 16 | UInt32(UInt16(bitPattern: even))))
@@ -91,6 +93,8 @@ enum Lanes16 {
     typealias Vector = SIMD16<Int16>
 
     @inline(__always) static func splat(_ value: Int16) -> Vector { Vector(repeating: value) }
+    @inline(__always) static func vector(_ lanes: SIMD16<Int16>) -> Vector { lanes }
+    @inline(__always) static func lanes(_ vector: Vector) -> SIMD16<Int16> { vector }
 
     @inline(__always) static func alternating(_ even: Int16, _ odd: Int16) -> Vector {
         var v = Vector()

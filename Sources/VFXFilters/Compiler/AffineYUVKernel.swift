@@ -120,6 +120,17 @@ final class AffineYUVKernel: ColorKernel {
     return (even, odd)
 }
 
+/// The frame rows of chroma row `cy`'s blocks (a last single row stands for both). With an odd width, each row's last
+/// sample is repeated into its padding, so the one-column blocks at the right edge average the right values.
+@inline(__always) func blockRows(of luma: Plane, chromaRow cy: Int, width: Int, height: Int) -> (top: Int, bottom: Int) {
+    let (top, bottom) = (2 * cy, min(2 * cy + 1, height - 1))
+    if width % 2 == 1 {
+        luma.row(top)[width] = luma.row(top)[width - 1]
+        luma.row(bottom)[width] = luma.row(bottom)[width - 1]
+    }
+    return (top, bottom)
+}
+
 /// Writes `even` and `odd` interleaved as 16 bytes.
 @inline(__always) func storeInterleaved(_ even: SIMD8<UInt8>, _ odd: SIMD8<UInt8>, at pointer: UnsafeMutablePointer<UInt8>) {
     var bytes = SIMD16<UInt8>()

@@ -40,12 +40,7 @@ final class ColorRunYUVKernel: ColorKernel {
     private(set) var vignette: VignetteGains?
 
     init?(_ run: [ColorTransform], coding: YUVCoding, chromaInterleaved: Bool) {
-        var first = ColorMatrix.identity
-        var rest = run[...]
-        if case .affine(let matrix) = run.first?.kind {
-            first = matrix
-            rest = run.dropFirst()
-        }
+        let (first, rest) = ColorMatrix.leading(run)
         var compiled: [RunStep] = []
         var tables: [CurveTable] = []
         let weights = coding.weights
@@ -131,13 +126,8 @@ final class ColorRunYUVKernel: ColorKernel {
                 let green = red + chunkVectors, blue = green + chunkVectors
                 for cy in chromaRows {
                     // A last single row is processed twice (its block mean over 4 values is then its own mean).
-                    let (topY, bottomY) = (2 * cy, min(2 * cy + 1, height - 1))
+                    let (topY, bottomY) = blockRows(of: luma, chromaRow: cy, width: width, height: height)
                     let top = luma.row(topY), bottom = luma.row(bottomY)
-                    if width % 2 == 1 {
-                        // The last block has one column: repeat it into the row padding so the block mean is right.
-                        top[width] = top[width - 1]
-                        bottom[width] = bottom[width - 1]
-                    }
                     let cbRow = cbPlane.row(cy), crRow = crPlane.row(cy)
                     var chunk = 0
                     while chunk < chromaWidth {
@@ -388,6 +378,13 @@ func nearestEntry(_ table: UnsafeMutablePointer<Float>, _ value: SIMD8<Float>) -
 }
 
 extension ColorMatrix {
+    /// The run's first transform when it is a matrix (the identity otherwise), and the transforms after it: the matrix a
+    /// per-pixel kernel folds into its conversion from Y'CbCr.
+    static func leading(_ run: [ColorTransform]) -> (ColorMatrix, ArraySlice<ColorTransform>) {
+        if case .affine(let matrix) = run.first?.kind { return (matrix, run.dropFirst()) }
+        return (.identity, run[...])
+    }
+
     /// `self` applied after `first`: `self·(first·rgb + first.offset) + self.offset`.
     func after(_ first: ColorMatrix) -> ColorMatrix {
         func column(_ c: Int) -> SIMD3<Float> { SIMD3(first.red[c], first.green[c], first.blue[c]) }

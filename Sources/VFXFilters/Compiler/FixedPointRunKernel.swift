@@ -49,12 +49,7 @@ final class FixedPointRunKernel: ColorKernel {
     private(set) var vignette: VignetteDarkness?
 
     init?(_ run: [ColorTransform], coding: YUVCoding, chromaInterleaved: Bool) {
-        var firstMatrix = ColorMatrix.identity
-        var rest = run[...]
-        if case .affine(let matrix) = run.first?.kind {
-            firstMatrix = matrix
-            rest = run.dropFirst()
-        }
+        let (firstMatrix, rest) = ColorMatrix.leading(run)
         enum Step { case matrix(ColorMatrix), curves(CurvePieces16, CurvePieces16, CurvePieces16) }
         var later: [Step] = []
         for transform in rest {
@@ -235,13 +230,8 @@ final class FixedPointRunKernel: ColorKernel {
         slices.run(rows: (height + 1) / 2) { chromaRows in
             for cy in chromaRows {
                 // A last single row stands for both rows of its blocks (both loads read it before either store).
-                let (topY, bottomY) = (2 * cy, min(2 * cy + 1, height - 1))
+                let (topY, bottomY) = blockRows(of: luma, chromaRow: cy, width: width, height: height)
                 let top = luma.row(topY), bottom = luma.row(bottomY)
-                if width % 2 == 1 {
-                    // The last block has one column: repeat it into the row padding so the block mean is right.
-                    top[width] = top[width - 1]
-                    bottom[width] = bottom[width - 1]
-                }
                 let cbRow = cbPlane.row(cy), crRow = crPlane.row(cy)
                 var cx = 0
                 while cx < chromaWidth {

@@ -402,7 +402,8 @@ extension FilterBenchmark {
         return min(count, most)
     }
 
-    public static func catalog(_ options: CatalogOptions, progress: (CatalogEntry) -> Void = { _ in }) throws -> [CatalogEntry] {
+    public static func catalog(_ options: CatalogOptions, skipped: (_ filter: String, _ reason: String) -> Void = { _, _ in },
+                               progress: (CatalogEntry) -> Void = { _ in }) throws -> [CatalogEntry] {
         let files = try BenchWorkspace()
         defer { files.remove() }
         let workspace = files.folder
@@ -438,7 +439,14 @@ extension FilterBenchmark {
             }
             let chain = FilterChain([description])
             let graph = spec.ffmpeg?(try description.arguments())?.replacingOccurrences(of: "source_fps", with: "(\(frames.rate))")
-            var timer = try ProcessingTimer(chain, frames: Array(frames.frames.prefix(least)), threads: options.threads)
+            // An example that does not fit the frame (`crop` 100 pixels in, at 64×36) is reported and left out.
+            var timer: ProcessingTimer
+            do {
+                timer = try ProcessingTimer(chain, frames: Array(frames.frames.prefix(least)), threads: options.threads)
+            } catch {
+                skipped(spec.name, "\(error)")
+                continue
+            }
             // A first pass (untimed in the row) on the fewest frames picks the filter's count.
             let count = try catalogFrameCount(secondsPerFrame: timer.pass() / Double(least), frames: least, most: frames.frames.count)
             timer.frames = Array(frames.frames.prefix(count))

@@ -82,7 +82,10 @@ enum FilterBenchCommand {
                 + "| --- | --- | ---: | ---: | ---: | ---: | --- |\n"
             FileHandle.standardOutput.write(Data(header.utf8))
         }
-        let entries = try FilterBenchmark.catalog(options) { entry in
+        let skipped = { (filter: String, reason: String) in
+            FileHandle.standardError.write(Data("vfx: \(filter) left out at \(width)x\(height): \(reason)\n".utf8))
+        }
+        let entries = try FilterBenchmark.catalog(options, skipped: skipped) { entry in
             guard !json else { return }
             let ffmpeg = entry.ffmpegMillisecondsPerFrame.map { String(format: "%.2f", $0) } ?? "—"
             let ratio = entry.ratio.map { String(format: "%.1f×", $0) } ?? "—"

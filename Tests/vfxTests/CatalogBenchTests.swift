@@ -46,4 +46,17 @@ import Testing
         #expect(text.contains("| filter | family | frames | vfx ms/frame |"), "\(text)")
         #expect(text.contains("| hue | color-adjustment | 4 |"), "\(text)")
     }
+
+    /// An example that does not fit a small frame (`crop` starts 100 pixels in; the frame is 64 wide) is left out with
+    /// one line on stderr that names it and says why; the other filters are still timed and the run succeeds.
+    @Test func exampleTooBigForTheFrameIsLeftOut() throws {
+        let result = try CommandLineRun.vfx(["bench", "--catalog", "--size", "64x36", "--repeats", "1", "--only", "crop,hue",
+                                             "--frames", "2", "--max-frames", "2", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let rows = try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [[String: Any]])
+        let names = Set(rows.compactMap { $0["name"] as? String })
+        #expect(names.contains("hue") && !names.contains("crop"), "\(names)")
+        let stderr = result.stderr
+        #expect(stderr.contains("vfx: crop left out at 64x36: crop: x must be less than the frame width 64"), "\(stderr)")
+    }
 }

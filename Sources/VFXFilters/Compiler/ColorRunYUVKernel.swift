@@ -28,7 +28,7 @@ import VFXCore
 ///                                chromaInterleaved: false)
 /// kernel?.apply(to: frame.planes, width: 1920, height: 1080, slices: SliceRunner(threads: 1))
 /// ```
-final class ColorRunYUVKernel: ColorKernel {
+final class ColorRunYUVKernel: VignetteFusing {
     /// The steps after the first matrix, `count` of them (plain values: the hot loop reads them with no reference counting).
     private let steps: UnsafeMutablePointer<RunStep>
     private let count: Int
@@ -80,8 +80,9 @@ final class ColorRunYUVKernel: ColorKernel {
 
     /// Makes the pass end with `vignette` (configured for the same frame format): luma scaled toward black and
     /// chroma toward neutral by the vignette's factor at each sample, before rounding (one rounding instead of two).
-    func fuse(_ vignette: VignetteProcessor, width: Int, height: Int) {
+    func fuse(_ vignette: VignetteProcessor, width: Int, height: Int) -> Bool {
         self.vignette = vignette.isActive ? VignetteGains(vignette, width: width, height: height) : nil
+        return true
     }
 
     func apply(to planes: [Plane], width: Int, height: Int, slices: SliceRunner) {

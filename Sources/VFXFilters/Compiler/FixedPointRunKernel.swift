@@ -30,7 +30,7 @@ import VFXCore
 /// let kernel = FixedPointRunKernel([sepia, hue, gamma], coding: YUVCoding(.bt709), chromaInterleaved: false)
 /// kernel?.apply(to: frame.planes, width: 1920, height: 1080, slices: SliceRunner(threads: 1))
 /// ```
-final class FixedPointRunKernel: ColorKernel {
+final class FixedPointRunKernel: VignetteFusing {
     /// The first matrix folded into the conversion from Y'CbCr: per channel (red, green, blue) the block term's
     /// constant and chroma factors, and the luma factor.
     private let constant: SIMD3<Int16>, fromCb: SIMD3<Int16>, fromCr: SIMD3<Int16>, fromY: SIMD3<Int16>

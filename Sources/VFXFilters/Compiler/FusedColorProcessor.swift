@@ -77,11 +77,8 @@ final class FusedColorProcessor: VideoProcessor {
         vignetteInKernel = false
         if let vignette {
             _ = try vignette.configure(for: input)
-            if let direct = kernel as? ColorRunYUVKernel {
-                direct.fuse(vignette, width: input.width, height: input.height)
-                vignetteInKernel = true
-            } else if let fixed = kernel as? FixedPointRunKernel {
-                vignetteInKernel = fixed.fuse(vignette, width: input.width, height: input.height)
+            if let fusing = kernel as? VignetteFusing {
+                vignetteInKernel = fusing.fuse(vignette, width: input.width, height: input.height)
             }
         }
         return input
@@ -235,4 +232,12 @@ final class FusedColorProcessor: VideoProcessor {
 /// One fused pass over a frame's planes, chosen at configure time.
 protocol ColorKernel: AnyObject {
     func apply(to planes: [Plane], width: Int, height: Int, slices: SliceRunner)
+}
+
+/// A colour kernel that can end its pass with the vignette that follows the run (`FixedPointRunKernel`,
+/// `ColorRunYUVKernel`).
+protocol VignetteFusing: ColorKernel {
+    /// Makes the pass apply `vignette` (configured for the same frame format); false when this vignette cannot be
+    /// taken, and the processor then runs it band by band after the pass.
+    func fuse(_ vignette: VignetteProcessor, width: Int, height: Int) -> Bool
 }

@@ -191,4 +191,22 @@ import VFXTestSupport
             #expect(Self.planes(ours) == Self.planes(expected), "\(format) at \(time) s")
         }
     }
+
+    /// Pixellate's division by multiply and shift equals the integer definition ⌊(2n + d) / 2d⌋ (the mean rounded
+    /// half up), exactly: every n for small blocks, and the extremes and random sums for every block size up to 512².
+    @Test func roundedDivisionIsExact() {
+        var generator = SystemRandomNumberGenerator()
+        for d in [1, 2, 3, 4, 7, 16, 255, 256, 300, 1023, 4096, 65_535, 89_999, 262_143, 262_144] as [UInt64] {
+            let division = RoundedDivision(by: d)
+            let most = 255 * d
+            var samples: [UInt64] = d <= 256 ? Array(0...most) : [0, 1, d / 2 - 1, d / 2, d / 2 + 1, most - 1, most]
+            if d > 256 { samples += (0..<20_000).map { _ in UInt64.random(in: 0...most, using: &generator) } }
+            for k in UInt64(1)...254 {
+                let half = k * d + d / 2   // where rounding turns
+                samples += [half, half - 1, half + 1].filter { $0 <= most }
+            }
+            let wrong = samples.first { division.quotient($0) != (2 * $0 + d) / (2 * d) }
+            #expect(wrong == nil, "d = \(d), n = \(wrong ?? 0)")
+        }
+    }
 }

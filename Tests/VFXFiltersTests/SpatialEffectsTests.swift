@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import VFXCore
 import VFXFilters
+import VFXTestSupport
 import VFXPipeline
 
 /// unsharp-mask, bloom, gloom, vignette, pixellate, motion-blur and zoom-blur against their definitions
@@ -46,11 +47,11 @@ import VFXPipeline
         #expect(SpatialFixtures.maxDifference(try Self.output("vignette:radius=0.3:intensity=0.7", frame), expected) <= 1)
     }
 
-    /// Pixellate: block means rounded half up, exact (tolerance 0). 512 is not a multiple of 24, so the last
-    /// blocks are partial.
-    @Test func pixellateAveragesBlocks() throws {
+    /// Pixellate: block means rounded half up, exact (tolerance 0). 512 is not a multiple of 24 or 300, so the last
+    /// blocks are partial; 300-row bands are taller than 16-bit column sums can hold (257 rows).
+    @Test(arguments: [24, 300])
+    func pixellateAveragesBlocks(scale: Int) throws {
         let (frame, image) = try Self.gray()
-        let scale = 24
         var expected = image
         for by in stride(from: 0, to: 512, by: scale) {
             for bx in stride(from: 0, to: 512, by: scale) {
@@ -60,7 +61,22 @@ import VFXPipeline
                 for y in ys { for x in xs { expected[y][x] = mean } }
             }
         }
-        #expect(SpatialFixtures.maxDifference(try Self.output("pixellate:scale=24", frame), expected) == 0)
+        #expect(SpatialFixtures.maxDifference(try Self.output("pixellate:scale=\(scale)", frame), expected) == 0)
+    }
+
+    /// Against FFmpeg's `pixelize` (mode avg) with the same blocks: FFmpeg truncates each block's mean where
+    /// VideoFX rounds it, so every sample is FFmpeg's or one more, never anything else. I420 at 318×178 (chroma
+    /// 159×89: partial blocks on every plane), NV12 and RGBA, two slices.
+    @Test(arguments: [(PixelFormat.i420, "yuv420p"), (.nv12, "nv12"), (.rgba, "rgba")])
+    func pixellateMatchesFFmpegPixelize(format: PixelFormat, name: String) throws {
+        let frame = RawFrames.frame(try SpatialFixtures.decode("astronaut.png", pixelFormat: name, size: (318, 178)),
+                                    format: format, width: 318, height: 178)
+        let ours = RawFrames.bytes(try SpatialFixtures.apply("pixellate:scale=16", to: frame, threads: 2))
+        let theirs = RawFrames.bytes(try SpatialFixtures.ffmpeg(frame, name: name, filter: "pixelize=w=16:h=16"))
+        #expect(ours.count == theirs.count)
+        let differences = Set(zip(ours, theirs).map { Int($0) - Int($1) })
+        #expect(differences.isSubset(of: [0, 1]), "\(format): \(differences.sorted())")
+        #expect(differences.contains(1), "\(format): the rounding differs somewhere")
     }
 
     /// The motion-blur definition: the mean of 2K+1 samples one pixel apart along x (or y for steep angles),

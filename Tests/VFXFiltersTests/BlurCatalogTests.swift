@@ -65,6 +65,47 @@ final class BlurCatalogTests: XCTestCase {
         XCTAssertEqual(kept, step)
     }
 
+    /// The sigma filter on every plane layout (gray, RGBA with alpha kept, I420, NV12's interleaved chroma), every radius,
+    /// a width whose rows end in a partial 16-sample step (83 pixels) and two slices: the vector path and the border
+    /// path against the definition in integers here, exactly (tolerance 0: the same integer mean, rounded half up).
+    func testNoiseReductionMatchesItsDefinitionOnEveryLayout() throws {
+        let (w, h) = (83, 30)
+        var generator = SystemRandomNumberGenerator.Seeded(state: 5)
+        for (format, name) in [(PixelFormat.gray8, "gray"), (.rgba, "rgba"), (.i420, "yuv420p"), (.nv12, "nv12")] {
+            var bytes = try SpatialFixtures.decode("astronaut.png", pixelFormat: name, size: (w, h))
+            for i in bytes.indices { bytes[i] = UInt8(min(max(Int(bytes[i]) + Int(generator.byte() % 25) - 12, 0), 255)) }
+            let frame = RawFrames.frame(bytes, format: format, width: w, height: h)
+            for radius in 1...4 {
+                let chain = "noise-reduction:threshold=9:radius=\(radius)"
+                let output = try TestSupport.apply(chain, to: frame, threads: 2)
+                for index in 0..<frame.planeCount {
+                    let (source, result) = (SpatialFixtures.rows(frame, index), SpatialFixtures.rows(output, index))
+                    let c = frame.plane(index).bytesPerPixel, planeWidth = source[0].count / c
+                    var wrong = 0
+                    for y in source.indices {
+                        for i in source[y].indices {
+                            let (x, k) = (i / c, i % c)
+                            var expected = Int(source[y][i])
+                            if !(format == .rgba && k == 3) {
+                                var sum = 0, count = 0
+                                for dy in -radius...radius {
+                                    for dx in -radius...radius {
+                                        let row = source[min(max(y + dy, 0), source.count - 1)]
+                                        let value = Int(row[min(max(x + dx, 0), planeWidth - 1) * c + k])
+                                        if abs(value - expected) <= 9 { sum += value; count += 1 }
+                                    }
+                                }
+                                expected = (sum + count / 2) / count
+                            }
+                            if Int(result[y][i]) != expected { wrong += 1 }
+                        }
+                    }
+                    XCTAssertEqual(wrong, 0, "\(format) plane \(index) radius \(radius)")
+                }
+            }
+        }
+    }
+
     /// Tilt-shift and masked blur = original + w · (gaussian-blur − original), with `gaussian-blur` (tested against an
     /// exact Gaussian in SpatialGaussianBlurTests) as the blurred picture: ≤ 1 code (rounding of the mix).
     func testVariableBlursMixTheGaussianBlurByTheirWeights() throws {

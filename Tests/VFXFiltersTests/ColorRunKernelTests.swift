@@ -287,7 +287,7 @@ final class ColorRunKernelTests: XCTestCase {
     /// The 16-bit lane operations of the fixed-point kernels against their definitions, on values that reach the
     /// ends of their ranges: `vpmulhrsw` is (a·b + 2¹⁴) >> 15, `vpaddsw` saturates, the shifts are arithmetic, the clamp
     /// and the narrowing to bytes saturate, the pair swap swaps neighbours, bytes split from and join into pairs, the
-    /// average rounds up on unsigned lanes. Exact.
+    /// average rounds up on unsigned lanes; Floats in and out truncate toward zero and saturate. Exact.
     func testFixedPointLaneOperations() {
         var generator = SystemRandomNumberGenerator.Seeded(state: 0x1a7e5)
         func randomLanes() -> [Int16] { (0..<16).map { _ in Int16(bitPattern: UInt16(generator.byte()) << 8 | UInt16(generator.byte())) } }
@@ -322,6 +322,15 @@ final class ColorRunKernelTests: XCTestCase {
             XCTAssertEqual(Array(UnsafeBufferPointer(start: bytes, count: 16)), a.map { UInt8(clamping: $0) })
             XCTAssertEqual(lanes(Lanes16.average(vector(a), vector(b))),
                            zip(a, b).map { Int16(truncatingIfNeeded: (Int32(UInt16(bitPattern: $0)) + Int32(UInt16(bitPattern: $1)) + 1) >> 1) })
+            // The sigma filter's operations: magnitude (wrapping at −32768), comparison masks, masked clear, Floats.
+            XCTAssertEqual(lanes(Lanes16.absolute(vector(a))), a.map { $0 == .min ? .min : abs($0) })
+            XCTAssertEqual(lanes(Lanes16.greaterThan(vector(a), vector(b))), zip(a, b).map { $0 > $1 ? -1 : 0 })
+            XCTAssertEqual(lanes(Lanes16.andNot(vector(a), vector(b))), zip(a, b).map { ~$0 & $1 })
+            let (low8, high8) = Lanes16.floats(vector(a))
+            XCTAssertEqual((0..<8).map { low8[$0] } + (0..<8).map { high8[$0] }, a.map(Float.init))
+            let scaled = (low8 * 1.37, high8 * -0.61)
+            let expected = (0..<16).map { Int16(clamping: Int32((($0 < 8 ? scaled.0[$0] : scaled.1[$0 - 8])).rounded(.towardZero))) }
+            XCTAssertEqual(lanes(Lanes16.truncating(scaled.0, scaled.1)), expected)
         }
     }
 }

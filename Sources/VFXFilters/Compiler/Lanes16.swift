@@ -84,6 +84,26 @@ enum Lanes16 {
     /// never have their top bit set).
     @inline(__always) static func shuffleBytes(_ table: Vector, _ control: Vector) -> Vector { _mm256_shuffle_epi8(table, control) }
 
+    @inline(__always) static func absolute(_ a: Vector) -> Vector { _mm256_abs_epi16(a) }
+    /// All ones in lanes where `a > b`, else zero (`vpcmpgtw`).
+    @inline(__always) static func greaterThan(_ a: Vector, _ b: Vector) -> Vector { _mm256_cmpgt_epi16(a, b) }
+    /// `b` with the bits of `mask` cleared (`vpandn`).
+    @inline(__always) static func andNot(_ mask: Vector, _ b: Vector) -> Vector { _mm256_andnot_si256(mask, b) }
+
+    /// The lanes as Floats: lanes 0–7, then 8–15.
+    @inline(__always) static func floats(_ a: Vector) -> (SIMD8<Float>, SIMD8<Float>) {
+        (unsafeBitCast(_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(a))), to: SIMD8<Float>.self),
+         unsafeBitCast(_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(
+            _mm256_permutevar8x32_epi32(a, _mm256_setr_epi32(4, 5, 6, 7, 4, 5, 6, 7))))), to: SIMD8<Float>.self))
+    }
+    /// Floats truncated toward zero into lanes 0–7 and 8–15, saturated to Int16.
+    @inline(__always) static func truncating(_ low: SIMD8<Float>, _ high: SIMD8<Float>) -> Vector {
+        // vpackssdw packs within 128-bit halves: low₀ high₀ low₁ high₁ in quarters; vpermd puts them back in order.
+        let packed = _mm256_packs_epi32(_mm256_cvttps_epi32(unsafeBitCast(low, to: __m256.self)),
+                                        _mm256_cvttps_epi32(unsafeBitCast(high, to: __m256.self)))
+        return _mm256_permutevar8x32_epi32(packed, _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7))
+    }
+
     /// Each pair of neighbouring lanes swapped.
     @inline(__always) static func swapPairs(_ a: Vector) -> Vector {
         _mm256_shuffle_epi8(a, _mm256_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13,
@@ -184,6 +204,24 @@ enum Lanes16 {
         var result = SIMD32<UInt8>()
         for i in 0..<32 { result[i] = bytes[i & 16 | Int(indices[i] & 15)] }
         return unsafeBitCast(result, to: Vector.self)
+    }
+
+    @inline(__always) static func absolute(_ a: Vector) -> Vector { a.replacing(with: 0 &- a, where: a .< 0) }
+    @inline(__always) static func greaterThan(_ a: Vector, _ b: Vector) -> Vector {
+        Vector(repeating: 0).replacing(with: -1, where: a .> b)
+    }
+    @inline(__always) static func andNot(_ mask: Vector, _ b: Vector) -> Vector { ~mask & b }
+
+    @inline(__always) static func floats(_ a: Vector) -> (SIMD8<Float>, SIMD8<Float>) {
+        var (low, high) = (SIMD8<Float>(), SIMD8<Float>())
+        for lane in 0..<8 { (low[lane], high[lane]) = (Float(a[lane]), Float(a[lane + 8])) }
+        return (low, high)
+    }
+    @inline(__always) static func truncating(_ low: SIMD8<Float>, _ high: SIMD8<Float>) -> Vector {
+        func lane(_ f: Float) -> Int16 { f.isNaN ? Int16.min : Int16(max(min(f, 32767), -32768)) }
+        var v = Vector()
+        for index in 0..<8 { (v[index], v[index + 8]) = (lane(low[index]), lane(high[index])) }
+        return v
     }
 
     @inline(__always) static func swapPairs(_ a: Vector) -> Vector {

@@ -10,30 +10,37 @@ final class BlurCatalogTests: XCTestCase {
 
     func photo(_ format: String) throws -> [UInt8] { try SpatialFixtures.decode("astronaut.png", pixelFormat: format, size: (width, height)) }
 
-    /// Disc blur = the rounded mean over the samples within the radius (integer sums, so exact: ≤ 1 code for the
-    /// rounding of a half), on gray and on every channel of RGBA.
+    /// Disc blur = the mean over the samples within the radius, rounded half up, exactly (tolerance 0: integer sums
+    /// and an exact division). Every plane of gray, RGBA (all four channels), I420 and NV12 (chroma with half the
+    /// radius), 83 pixels wide (rows that end in a partial 8-sample step), two slices, and a radius larger than the
+    /// frame's height (every disc row clamps to the border).
     func testDiscBlurIsTheMeanOverADisc() throws {
-        for (format, name, channels) in [(PixelFormat.gray8, "gray", 1), (.rgba, "rgba", 4)] {
-            let image = try photo(name)
-            let output = RawFrames.bytes(try TestSupport.apply("disc-blur:radius=4.5", to: RawFrames.frame(image, format: format, width: width, height: height)))
-            var worst = 0
-            for y in 0..<height {
-                for x in 0..<width {
-                    for k in 0..<channels {
-                        var sum = 0, count = 0
-                        for dy in -4...4 {
-                            for dx in -4...4 where Double(dx * dx + dy * dy) <= 4.5 * 4.5 {
-                                let sx = min(max(x + dx, 0), width - 1), sy = min(max(y + dy, 0), height - 1)
-                                sum += Int(image[(sy * width + sx) * channels + k])
-                                count += 1
+        let (w, h) = (83, 40)
+        for (format, name) in [(PixelFormat.gray8, "gray"), (.rgba, "rgba"), (.i420, "yuv420p"), (.nv12, "nv12")] {
+            let frame = RawFrames.frame(try SpatialFixtures.decode("astronaut.png", pixelFormat: name, size: (w, h)), format: format, width: w, height: h)
+            for radius in [4.5, 45.0] {
+                let output = try TestSupport.apply("disc-blur:radius=\(radius)", to: frame, threads: 2)
+                for index in 0..<frame.planeCount {
+                    let (source, result) = (SpatialFixtures.rows(frame, index), SpatialFixtures.rows(output, index))
+                    let c = frame.plane(index).bytesPerPixel, planeWidth = source[0].count / c
+                    let r = radius * Double(planeWidth) / Double(w), reach = Int(r)
+                    var wrong = 0
+                    for y in source.indices {
+                        for i in source[y].indices {
+                            let (x, k) = (i / c, i % c)
+                            var sum = 0, count = 0
+                            for dy in -reach...reach {
+                                for dx in -reach...reach where Double(dx * dx + dy * dy) <= r * r {
+                                    sum += Int(source[min(max(y + dy, 0), source.count - 1)][min(max(x + dx, 0), planeWidth - 1) * c + k])
+                                    count += 1
+                                }
                             }
+                            if Int(result[y][i]) != (sum + count / 2) / count { wrong += 1 }
                         }
-                        let want = Int((Double(sum) / Double(count)).rounded())
-                        worst = max(worst, abs(Int(output[(y * width + x) * channels + k]) - want))
                     }
+                    XCTAssertEqual(wrong, 0, "\(format) plane \(index) radius \(radius)")
                 }
             }
-            XCTAssertLessThanOrEqual(worst, 1, "\(format)")
         }
     }
 

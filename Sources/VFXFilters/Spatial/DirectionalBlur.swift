@@ -253,6 +253,11 @@ final class ZoomBlurProcessor: VideoProcessor {
 
 /// Zoom blur of one plane (see `FilterSpec.zoomBlur`): pass k averages the previous result with itself scaled
 /// about the centre by `s^(2ᵏ)`, sampled bilinearly with clamped coordinates.
+///
+/// Scaling about a point is separable: a source row depends only on the output row and a source column only on the
+/// output column. So each pass's rows and columns (two neighbours and a weight each) are tabulated at configure
+/// time, and an output row is the vertical mix of its two source rows (eight samples at a time) followed by the
+/// horizontal mix through the column table.
 final class PlaneZoomBlur: @unchecked Sendable {
     // Sendable: the two float planes are owned here; each pass writes disjoint rows of one and reads the other.
     let width: Int, height: Int, channels: Int
@@ -261,6 +266,14 @@ final class PlaneZoomBlur: @unchecked Sendable {
     let scales: [Float]
     private let samples: Int
     private let planes: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>)
+    /// Per pass: for each output row and each output column, the lower source neighbour, the upper one (clamped) and
+    /// the upper one's weight.
+    private let rowTaps: [[Tap]], columnTaps: [[Tap]]
+
+    struct Tap {
+        let lower: Int, upper: Int
+        let weight: Float
+    }
 
     init(width: Int, height: Int, channels: Int, center: (Double, Double), totalScale: Double, samples: Int) {
         self.width = width
@@ -270,9 +283,20 @@ final class PlaneZoomBlur: @unchecked Sendable {
         var passes = 0
         while (1 << passes) < samples { passes += 1 }
         let step = passes == 0 ? 1 : pow(totalScale, 1 / Double((1 << passes) - 1))
-        scales = (0..<passes).map { Float(pow(step, Double(1 << $0))) }
+        let scales = (0..<passes).map { Float(pow(step, Double(1 << $0))) }
+        self.scales = scales
         self.samples = width * channels
         planes = (.allocate(capacity: self.samples * height), .allocate(capacity: self.samples * height))
+        func taps(count: Int, centre: Double, scale: Float) -> [Tap] {
+            let c = Float(centre) - 0.5, last = Float(count - 1)
+            return (0..<count).map { i in
+                let position = min(max(c + (Float(i) - c) * scale, 0), last)
+                let lower = Int(position)
+                return Tap(lower: lower, upper: min(lower + 1, count - 1), weight: position - Float(lower))
+            }
+        }
+        rowTaps = scales.map { taps(count: height, centre: center.1, scale: $0) }
+        columnTaps = scales.map { taps(count: width, centre: center.0, scale: $0) }
     }
 
     deinit {
@@ -282,44 +306,57 @@ final class PlaneZoomBlur: @unchecked Sendable {
 
     func run(_ plane: Plane, slices: SliceRunner) {
         guard !scales.isEmpty else { return }
-        let samples = self.samples
+        let samples = self.samples, whole = samples / 16 * 16
         slices.run(rows: height) { rows in
             for y in rows {
-                for i in 0..<samples { self.planes.0[y * samples + i] = Float(plane.row(y)[i]) }
+                let input = plane.row(y), target = self.planes.0 + y * samples
+                for i in stride(from: 0, to: whole, by: 16) { loadBytes(input + i).store(to: target + i) }
+                for i in whole..<samples { target[i] = Float(input[i]) }
             }
         }
         var (from, to) = planes
-        for scale in scales {
-            slices.run(rows: height) { rows in self.pass(from: from, to: to, scale: scale, rows: rows) }
+        for pass in scales.indices {
+            slices.run(rows: height) { rows in self.pass(pass, from: from, to: to, rows: rows) }
             swap(&from, &to)
         }
         let result = from
         slices.run(rows: height) { rows in
             for y in rows {
-                let output = plane.row(y)
-                for i in 0..<samples { output[i] = UInt8(min(max(result[y * samples + i] + 0.5, 0), 255)) }
+                let output = plane.row(y), source = result + y * samples
+                // Rounded half up: ⌊v + ½⌋, as the scalar tail does.
+                for i in stride(from: 0, to: whole, by: 16) {
+                    let values = SIMD16<Float>(loadingFrom: source + i)
+                    output.advanced(by: i).store(roundedBytes((values + 0.5).rounded(.down).clamped(0, 255)))
+                }
+                for i in whole..<samples { output[i] = UInt8(min(max(source[i] + 0.5, 0), 255)) }
             }
         }
     }
 
-    private func pass(from: UnsafeMutablePointer<Float>, to: UnsafeMutablePointer<Float>, scale: Float, rows: Range<Int>) {
-        let c = channels, samples = self.samples
-        let cx = Float(center.x) - 0.5, cy = Float(center.y) - 0.5
-        let maxX = Float(width - 1), maxY = Float(height - 1)
-        for y in rows {
-            let sy = min(max(cy + (Float(y) - cy) * scale, 0), maxY)
-            let y0 = Int(sy), y1 = min(y0 + 1, height - 1)
-            let fy = sy - Float(y0)
-            let top = from + y0 * samples, bottom = from + y1 * samples, here = from + y * samples
-            let output = to + y * samples
-            for x in 0..<width {
-                let sx = min(max(cx + (Float(x) - cx) * scale, 0), maxX)
-                let x0 = Int(sx), x1 = min(x0 + 1, width - 1)
-                let fx = sx - Float(x0)
-                for k in 0..<c {
-                    let a = top[x0 * c + k], b = top[x1 * c + k], d = bottom[x0 * c + k], e = bottom[x1 * c + k]
-                    let upper = a + (b - a) * fx, lower = d + (e - d) * fx
-                    output[x * c + k] = 0.5 * (here[x * c + k] + upper + (lower - upper) * fy)
+    private func pass(_ pass: Int, from: UnsafeMutablePointer<Float>, to: UnsafeMutablePointer<Float>, rows: Range<Int>) {
+        let c = channels, samples = self.samples, whole = samples / 8 * 8
+        let rowTaps = self.rowTaps[pass], columnTaps = self.columnTaps[pass]
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: samples) { mixed in
+            let mixed = mixed.baseAddress.unsafelyUnwrapped
+            for y in rows {
+                let tap = rowTaps[y]
+                let top = from + tap.lower * samples, bottom = from + tap.upper * samples
+                let fy = SIMD8<Float>(repeating: tap.weight)
+                for i in stride(from: 0, to: whole, by: 8) {
+                    let a = SIMD8<Float>(loadingFrom: top + i)
+                    let b = SIMD8<Float>(loadingFrom: bottom + i)
+                    (a + (b - a) * fy).store(to: mixed + i)
+                }
+                for i in whole..<samples { mixed[i] = top[i] + (bottom[i] - top[i]) * tap.weight }
+                let here = from + y * samples, output = to + y * samples
+                columnTaps.withUnsafeBufferPointer { columns in
+                    for x in 0..<width {
+                        let column = columns[x]
+                        for k in 0..<c {
+                            let a = mixed[column.lower * c + k], b = mixed[column.upper * c + k]
+                            output[x * c + k] = 0.5 * (here[x * c + k] + a + (b - a) * column.weight)
+                        }
+                    }
                 }
             }
         }

@@ -134,6 +134,59 @@ final class CatalogColorTests: XCTestCase {
         }
     }
 
+    /// Colours made from luma (`thermal`, `x-ray`) on I420 and NV12 at 83×41 (odd: one-column and one-row blocks),
+    /// two slices: each pixel's palette colour at its own luma Y' (clamped to 0…1), converted with the frame's coding
+    /// here in Double; luma per pixel, chroma the rounded mean over the block's pixels. Tolerance 1 code (the tables
+    /// hold luma to the code and chroma to 1/128 code, then round).
+    func testColoursFromLumaOnYUVFrames() throws {
+        func palette(_ stops: [(Double, Color)]) -> (Double) -> Color {
+            { t in
+                guard let upper = stops.firstIndex(where: { $0.0 >= t }) else { return stops[stops.count - 1].1 }
+                if upper == 0 { return stops[0].1 }
+                let (p0, c0) = stops[upper - 1], (p1, c1) = stops[upper]
+                return c0 + (c1 - c0) * ((t - p0) / (p1 - p0))
+            }
+        }
+        let thermal = palette([(0, Color(0, 0, 0)), (0.2, Color(0.1, 0, 0.6)), (0.4, Color(0.75, 0, 0.6)),
+                               (0.6, Color(1, 0.25, 0)), (0.8, Color(1, 0.85, 0)), (1, Color(1, 1, 1))])
+        let xRayFilm = palette([(0, Color(0, 0.02, 0.06)), (0.5, Color(0.35, 0.47, 0.6)), (1, Color(0.88, 0.96, 1))])
+        let (w, h) = (83, 41)
+        for (format, name) in [(PixelFormat.i420, "yuv420p"), (.nv12, "nv12")] {
+            let frame = RawFrames.frame(try SpatialFixtures.decode("astronaut.png", pixelFormat: name, size: (w, h)), format: format, width: w, height: h)
+            let coding = YUVCoding(frame.color)
+            let (kr, kb) = (Double(coding.weights.red), Double(coding.weights.blue))
+            let (scale, offset, chroma) = (Double(coding.lumaScale), Double(coding.lumaOffset), Double(coding.chromaScale))
+            let lumaRows = SpatialFixtures.rows(frame, 0)
+            for (chain, formula) in [("thermal", thermal), ("x-ray", { xRayFilm(1 - $0) })] as [(String, (Double) -> Color)] {
+                let output = try TestSupport.apply(chain, to: frame, threads: 2)
+                // The output codes of each input pixel.
+                let codes = lumaRows.map { row in
+                    row.map { code -> Color in
+                        let rgb = FormulaTests.clamp(formula(min(max((Double(code) - offset) / scale, 0), 1)))
+                        let y = kr * rgb.x + (1 - kr - kb) * rgb.y + kb * rgb.z
+                        return Color(offset + scale * y, 128 + chroma * (rgb.z - y) / (2 * (1 - kb)), 128 + chroma * (rgb.x - y) / (2 * (1 - kr)))
+                    }
+                }
+                var worst = 0
+                for (y, row) in SpatialFixtures.rows(output, 0).enumerated() {
+                    for x in 0..<w { worst = max(worst, abs(Int(row[x]) - Int(codes[y][x].x.rounded()))) }
+                }
+                let chromaRows = (1..<frame.planeCount).map { SpatialFixtures.rows(output, $0) }
+                for cy in 0..<((h + 1) / 2) {
+                    for cx in 0..<((w + 1) / 2) {
+                        let block = [(2 * cy, 2 * cx), (2 * cy, 2 * cx + 1), (2 * cy + 1, 2 * cx), (2 * cy + 1, 2 * cx + 1)]
+                            .filter { $0.0 < h && $0.1 < w }.map { codes[$0.0][$0.1] }
+                        let mean = block.reduce(Color(), +) / Double(block.count)
+                        let (cb, cr) = format == .nv12 ? (chromaRows[0][cy][2 * cx], chromaRows[0][cy][2 * cx + 1])
+                            : (chromaRows[0][cy][cx], chromaRows[1][cy][cx])
+                        worst = max(worst, abs(Int(cb) - Int(mean.y.rounded())), abs(Int(cr) - Int(mean.z.rounded())))
+                    }
+                }
+                XCTAssertLessThanOrEqual(worst, 1, "\(chain) on \(format)")
+            }
+        }
+    }
+
     /// Issue 7: colour effects on a gray picture make colour. A gray8 frame through sepia, thermal or color-monochrome
     /// comes out RGBA with each gray g mapped by the formula on (g, g, g) (exact 256-entry tables: ≤ 1 code).
     func testColorEffectsOnGrayMakeColor() throws {

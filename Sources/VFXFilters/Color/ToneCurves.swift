@@ -109,8 +109,8 @@ extension FilterSpec {
             return SIMD3(p.x, p.y, p.z)
         }
         let weights = context.luma
-        return .color(.rgb { rgb in
-            let position = weights.luma(rgb).clamped(0, 1) * Float(ramp.count - 1)
+        return .color(.fromLuma(weights) { luma in
+            let position = luma * Float(ramp.count - 1)
             let i = min(Int(position), max(ramp.count - 2, 0)), t = position - Float(i)
             return ramp.count == 1 ? ramp[0] : ramp[i] + (ramp[i + 1] - ramp[i]) * t
         })

@@ -35,7 +35,7 @@ extension FilterSpec {
         coreImage: "CIThermal", parameters: [], example: "thermal", swift: "FilterDescription.thermal"
     ) { _, context in
         let weights = context.luma
-        return .color(.rgb { Palette.thermal.color(at: weights.luma($0)) })
+        return .color(.fromLuma(weights) { Palette.thermal.color(at: $0) })
     }
 
     /// X-ray film look: inverted luma tinted cold blue (dark bones on bright film become bright on dark).
@@ -47,7 +47,7 @@ extension FilterSpec {
         coreImage: "CIXRay", parameters: [], example: "x-ray", swift: "FilterDescription.xRay"
     ) { _, context in
         let weights = context.luma
-        return .color(.rgb { Palette.xRay.color(at: 1 - weights.luma($0)) })
+        return .color(.fromLuma(weights) { Palette.xRay.color(at: 1 - $0) })
     }
 
     /// Negative: each channel becomes 1 − value.

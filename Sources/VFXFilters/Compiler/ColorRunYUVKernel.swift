@@ -46,7 +46,7 @@ final class ColorRunYUVKernel: VignetteFusing {
         let weights = coding.weights
         for transform in rest {
             switch transform.kind {
-            case .general:
+            case .general, .fromLuma:
                 return nil
             case .affine(let matrix):
                 if let last = compiled.last, last.kind == .matrix, last.matrix.keepsUnitCube {

@@ -66,7 +66,7 @@ final class FixedPointRunKernel: VignetteFusing {
                       let green = CurvePieces16(fitting: { apply(SIMD3(repeating: $0)).y }),
                       let blue = CurvePieces16(fitting: { apply(SIMD3(repeating: $0)).z }) else { return nil }
                 later.append(.curves(red, green, blue))
-            case .luma, .general:
+            case .luma, .general, .fromLuma:
                 return nil
             }
         }

@@ -8,6 +8,8 @@ import VFXPipeline
 ///   `sepia`, `color-monochrome`), three tables writing an RGBA frame (the stage's output format is then RGBA);
 /// - YUV frames whose run only bends luma and/or removes chroma: a 256-entry luma table (skipped when luma is
 ///   unchanged) and/or a chroma fill: `mono` touches only the chroma planes;
+/// - YUV frames whose run starts with a colour made from luma alone (`thermal`, `x-ray`, `color-map`): `LumaMapKernel`,
+///   the whole run tabulated per luma code;
 /// - YUV frames whose run is made of affine transforms that each keep luma and chroma apart (`invert`, `hue`,
 ///   `color-controls`…): `PlanarYUVKernel`, each plane on its own as FFmpeg does, one pass per plane for the run;
 /// - other YUV runs of up to three matrices and smooth curves (`sepia`, `color-matrix`, `gamma`, `tone-curve`,
@@ -181,6 +183,9 @@ final class FusedColorProcessor: VideoProcessor {
                     }
                 }
                 return LumaTableKernel(map: map, fillsChroma: removesChroma, chromaInterleaved: interleaved)
+            }
+            if case .fromLuma = run.first?.kind {
+                return LumaMapKernel(coding: coding, chromaInterleaved: interleaved) { y in evaluate(SIMD3(repeating: y)) }
             }
             let matrices = run.compactMap { transform -> ColorMatrix? in
                 if case .affine(let matrix) = transform.kind { return matrix }

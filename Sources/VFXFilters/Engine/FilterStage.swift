@@ -92,6 +92,7 @@ public struct ColorMatrix: Sendable, Hashable {
 /// ColorTransform.channels { pointwiseMin($0 * 2, .one) }           // per channel: exact tables on RGB
 /// ColorTransform.lumaCurve(luma) { y in y * y }                   // only luma changes: 256-entry table on YUV
 /// ColorTransform.removingChroma(luma)                              // gray: YUV frames touch only chroma
+/// ColorTransform.fromLuma(luma) { y in SIMD3(y, y * y, 1 - y) }      // colour from luma: three 256-entry maps on YUV
 /// ```
 public struct ColorTransform: Sendable {
     /// What the transform does, from the most specific (cheapest) to the most general.
@@ -105,6 +106,9 @@ public struct ColorTransform: Sendable {
         /// Luma (with the frame's weights) goes through the curve; chroma (R'−Y', B'−Y') is kept, or removed
         /// when `removesChroma`.
         case luma(curve: (@Sendable (Float) -> Float)?, removesChroma: Bool)
+        /// The output depends on luma alone (with the frame's weights): palettes and gradient maps (`thermal`,
+        /// `x-ray`, `color-map`). On Y'CbCr frames the luma is the frame's own Y', as for the luma curves.
+        case fromLuma
     }
 
     public let kind: Kind
@@ -140,8 +144,14 @@ public struct ColorTransform: Sendable {
         switch kind {
         case .perChannel: true
         case .affine(let m): m.red.y == 0 && m.red.z == 0 && m.green.x == 0 && m.green.z == 0 && m.blue.x == 0 && m.blue.y == 0
-        case .general, .luma: false
+        case .general, .luma, .fromLuma: false
         }
+    }
+
+    /// A colour made from luma alone (`map` of the luma with `weights`, in 0…1): a 256-entry map per output
+    /// component on Y'CbCr frames (`LumaMapKernel`).
+    public static func fromLuma(_ weights: LumaWeights, _ map: @escaping @Sendable (Float) -> SIMD3<Float>) -> ColorTransform {
+        ColorTransform(kind: .fromLuma) { rgb in map(weights.luma(rgb).clamped(0, 1)) }
     }
 
     /// Luma through `curve` (its result clamped to 0…1), chroma kept: `rgb + (clamp(curve(Y')) − Y')`.

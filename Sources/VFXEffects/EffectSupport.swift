@@ -183,18 +183,29 @@ struct Resampler {
         precondition(fits(picture) && buffer.format == .rgba && buffer.width == width && buffer.height == height)
         let source = picture.converted(to: .rgba, pool: pool)
         let input = source.plane(0), output = buffer.planes[0]
-        columns.withUnsafeBufferPointer { columns in
-            for y in 0..<height {
-                let out = output.row(y)
-                guard let (top, bottom, t) = rows[y] else { out.update(repeating: 0, count: 4 * width); continue }
-                let row0 = input.row(top), row1 = input.row(bottom)
-                for x in 0..<width {
-                    let (left, right, s, inside) = columns[x]
-                    for c in 0..<4 {
-                        guard inside else { out[4 * x + c] = 0; continue }
-                        let a = Float(row0[4 * left + c]) + (Float(row0[4 * right + c]) - Float(row0[4 * left + c])) * s
-                        let b = Float(row1[4 * left + c]) + (Float(row1[4 * right + c]) - Float(row1[4 * left + c])) * s
-                        out[4 * x + c] = UInt8(min(max(a + (b - a) * t + 0.5, 0), 255))
+        let samples = 4 * sourceWidth, whole = samples / 16 * 16
+        // Bilinear is separable: each output row mixes its two source rows once (sixteen samples at a time), then
+        // each output pixel mixes two neighbours of that mixed row.
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: samples) { mixed in
+            let mixed = mixed.baseAddress.unsafelyUnwrapped
+            columns.withUnsafeBufferPointer { columns in
+                for y in 0..<height {
+                    let out = output.row(y)
+                    guard let (top, bottom, t) = rows[y] else { out.update(repeating: 0, count: 4 * width); continue }
+                    let row0 = input.row(top), row1 = input.row(bottom)
+                    let weight = SIMD16<Float>(repeating: t)
+                    for i in stride(from: 0, to: whole, by: 16) {
+                        let a = loadBytes(row0 + i), b = loadBytes(row1 + i)
+                        (a + (b - a) * weight).store(to: mixed + i)
+                    }
+                    for i in whole..<samples { mixed[i] = Float(row0[i]) + (Float(row1[i]) - Float(row0[i])) * t }
+                    for x in 0..<width {
+                        let (left, right, s, inside) = columns[x]
+                        guard inside else { (out + 4 * x).initialize(repeating: 0, count: 4); continue }
+                        let a = SIMD4<Float>(mixed[4 * left], mixed[4 * left + 1], mixed[4 * left + 2], mixed[4 * left + 3])
+                        let b = SIMD4<Float>(mixed[4 * right], mixed[4 * right + 1], mixed[4 * right + 2], mixed[4 * right + 3])
+                        let value = a + (b - a) * s + 0.5   // truncated below: rounded half up
+                        for c in 0..<4 { out[4 * x + c] = UInt8(min(max(value[c], 0), 255)) }
                     }
                 }
             }

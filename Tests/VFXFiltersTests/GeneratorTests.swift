@@ -44,6 +44,11 @@ final class GeneratorTests: XCTestCase {
         Case(chain: "linear-gradient:start=0.5x0:end=0.5x1:first=#000080:second=#008080") { p, size in
             mix(hex(0x000080), hex(0x008080), p.y / size.y)
         },
+        // Centred: on even heights every row below the centre is copied from its mirror image above it.
+        Case(chain: "radial-gradient:outer=0.7:first=#ffffff:second=#000080") { p, size in
+            let d = p - size / 2
+            return mix(hex(0xffffff), hex(0x000080), (d * d).sum().squareRoot() / (0.7 * size.y))
+        },
         Case(chain: "radial-gradient:center=0.4x0.5:inner=0.1:outer=0.6:first=#ffffff:second=#102030") { p, size in
             let c = SIMD2(0.4, 0.5) * size, d = p - c
             return mix(hex(0xffffff), hex(0x102030), ((d * d).sum().squareRoot() - 0.1 * size.y) / (0.5 * size.y))
@@ -112,7 +117,7 @@ final class GeneratorTests: XCTestCase {
         let colors = [ColorDescription.bt601, ColorDescription(matrix: .bt709, range: .full)]
         for test in Self.cases {
             for format in [PixelFormat.i420, .nv12, .rgba, .bgra] {
-                for (width, height) in [(37, 23), (64, 48), (1, 1), (2, 3)] {
+                for (width, height) in [(37, 23), (64, 48), (37, 22), (1, 1), (2, 3)] {
                     for threads in [1, 2] {
                         let color = colors[(width + threads) % 2]
                         let output = try TestSupport.apply(test.chain, to: Self.input(format, width, height, color), threads: threads)

@@ -195,6 +195,9 @@ protocol RampShape: Sendable {
     func values(_ row: Row, x: SIMD8<Float>) -> SIMD8<Float>
     /// clamp(t, 0, 1) when it is the same all along the row, else nil.
     func constant(_ row: Row) -> Float?
+    /// c when frame rows y and 2c − 1 − y have the same values (a row of pixel edges the ramp is symmetric about, inside
+    /// a frame of `height` rows), else nil.
+    func mirrorAxis(height: Int) -> Int?
 }
 
 /// A gradient's shape. (An enum, so the writer picks the concrete shape once per frame and its loops are
@@ -229,6 +232,8 @@ struct LinearRamp: RampShape {
     }
 
     @inline(__always) func constant(_ row: Float) -> Float? { step == 0 ? min(max(row, 0), 1) : nil }
+
+    func mirrorAxis(height: Int) -> Int? { nil }
 }
 
 /// t = (|p − center| − inner) / (outer − inner) at pixel centres p (frame pixels).
@@ -259,6 +264,11 @@ struct RadialRamp: RampShape {
     }
 
     @inline(__always) func constant(_ dy2: Float) -> Float? { nil }
+
+    /// The centre's row, when it lies on an edge between pixel rows: dy of rows y and 2c − 1 − y are opposite.
+    func mirrorAxis(height: Int) -> Int? {
+        center.y == center.y.rounded() && center.y >= 1 && center.y < Double(height) ? Int(center.y) : nil
+    }
 }
 
 /// A ramp from `first` (t = 0) to `second` (t = 1): R'G'B' = first + (second − first)·t.
@@ -302,31 +312,59 @@ struct GradientWriter: GeneratorWriter {
         }
     }
 
+    /// Rows in units: frame rows (packed pixels) or chroma rows with their two frame rows (YUV). When the ramp has a
+    /// mirror row (`RampShape.mirrorAxis`), the units past it whose mirror image is a whole unit are copied from it
+    /// in a second pass (half the work for a radial gradient centred on the frame).
     private func write<Shape: RampShape>(_ planes: [Plane], slices: SliceRunner, shape: Shape) {
-        if layout == .packed {
-            slices.run(rows: height) { rows in
-                for y in rows {
-                    let row = shape.row(y), target = planes[0].row(y)
+        let packed = layout == .packed
+        let units = packed ? height : (height + 1) / 2
+        // Unit u is the mirror image of unit `axis − u`.
+        var axis = 0, copied = 0..<0
+        if let center = shape.mirrorAxis(height: height) {
+            axis = packed ? 2 * center - 1 : center - 1
+            let last = min(axis, packed ? height - 1 : height / 2 - 1)
+            if axis / 2 + 1 <= last { copied = (axis / 2 + 1)..<(last + 1) }
+        }
+        let chromaWidth = (width + 1) / 2
+        slices.run(rows: units - copied.count) { range in
+            for index in range {
+                let unit = index < copied.lowerBound ? index : index + copied.count
+                if packed {
+                    let row = shape.row(unit), target = planes[0].row(unit)
                     if let t = shape.constant(row) {
                         fillPackedRow(target, t: t)
                     } else {
                         packedRow(target, shape: shape, row: row)
                     }
+                    continue
                 }
-            }
-            return
-        }
-        let chromaWidth = (width + 1) / 2
-        slices.run(rows: (height + 1) / 2) { rows in
-            for cy in rows {
-                let top = 2 * cy, bottom = min(2 * cy + 1, height - 1)
-                let cbRow = planes[1].row(cy), crRow = planes[planes.count - 1].row(cy)
+                let top = 2 * unit, bottom = min(2 * unit + 1, height - 1)
+                let cbRow = planes[1].row(unit), crRow = planes[planes.count - 1].row(unit)
                 let upper = shape.row(top), lower = shape.row(bottom)
                 if let t = shape.constant(upper), let u = shape.constant(lower) {
                     fillRows(planes[0].row(top), planes[0].row(bottom), cbRow, crRow, upper: t, lower: u, chromaWidth: chromaWidth)
                 } else {
                     yuvRows(planes[0].row(top), planes[0].row(bottom), cbRow, crRow, shape: shape, upper: upper, lower: lower,
                             chromaWidth: chromaWidth)
+                }
+            }
+        }
+        guard !copied.isEmpty else { return }
+        slices.run(rows: copied.count) { range in
+            for index in range {
+                let unit = copied.lowerBound + index, source = axis - unit
+                if packed {
+                    planes[0].row(unit).update(from: planes[0].row(source), count: 4 * width)
+                    continue
+                }
+                // Frame row 2u mirrors 2·source + 1, and 2u + 1 mirrors 2·source; the block's chroma is the same.
+                planes[0].row(2 * unit).update(from: planes[0].row(2 * source + 1), count: width)
+                planes[0].row(2 * unit + 1).update(from: planes[0].row(2 * source), count: width)
+                if layout == .interleavedChroma {
+                    planes[1].row(unit).update(from: planes[1].row(source), count: 2 * chromaWidth)
+                } else {
+                    planes[1].row(unit).update(from: planes[1].row(source), count: chromaWidth)
+                    planes[2].row(unit).update(from: planes[2].row(source), count: chromaWidth)
                 }
             }
         }
@@ -377,21 +415,21 @@ struct GradientWriter: GeneratorWriter {
                 a[count] = a[count - 1]
                 b[count] = b[count - 1]
             }
-            let lumaTop = roundedBytes(SIMD16(repeating: base.x).addingProduct(a, gain.x))
-            let lumaBottom = roundedBytes(SIMD16(repeating: base.x).addingProduct(b, gain.x))
+            let (lumaTop, lumaBottom) = RampLanes.bytes(SIMD16(repeating: base.x).addingProduct(a, gain.x),
+                                                        SIMD16(repeating: base.x).addingProduct(b, gain.x))
             let columnSums = a + b
             let sums = columnSums.evenHalf + columnSums.oddHalf
-            let cb = roundedBytes(SIMD8(repeating: base.y).addingProduct(sums, blockGain.y))
-            let cr = roundedBytes(SIMD8(repeating: base.z).addingProduct(sums, blockGain.z))
+            let chroma = RampLanes.chromaBytes(SIMD8(repeating: base.y).addingProduct(sums, blockGain.y),
+                                               SIMD8(repeating: base.z).addingProduct(sums, blockGain.z), interleaved: interleaved)
             let cx = x / 2
             if count == 16 {
                 (top + x).store(lumaTop)
                 (bottom + x).store(lumaBottom)
                 if interleaved {
-                    storeInterleaved(cb, cr, at: cbRow + 2 * cx)
+                    (cbRow + 2 * cx).store(chroma)
                 } else {
-                    (cbRow + cx).store(cb)
-                    (crRow + cx).store(cr)
+                    (cbRow + cx).store(chroma.lowHalf)
+                    (crRow + cx).store(chroma.highHalf)
                 }
             } else {
                 for lane in 0..<count {
@@ -400,11 +438,11 @@ struct GradientWriter: GeneratorWriter {
                 }
                 for lane in 0..<(chromaWidth - cx) {
                     if interleaved {
-                        cbRow[2 * (cx + lane)] = cb[lane]
-                        cbRow[2 * (cx + lane) + 1] = cr[lane]
+                        cbRow[2 * (cx + lane)] = chroma[2 * lane]
+                        cbRow[2 * (cx + lane) + 1] = chroma[2 * lane + 1]
                     } else {
-                        cbRow[cx + lane] = cb[lane]
-                        crRow[cx + lane] = cr[lane]
+                        cbRow[cx + lane] = chroma[lane]
+                        crRow[cx + lane] = chroma[8 + lane]
                     }
                 }
             }
@@ -441,9 +479,9 @@ struct GradientWriter: GeneratorWriter {
     }
 }
 
-/// Clamping to 0…1 and square roots on eight floats: single AVX instructions where VideoFX is built for Haswell (Swift's
-/// SIMD comparisons become compare, mask and blend sequences, and its `squareRoot()` a scalar call per lane), the same
-/// in portable Swift elsewhere.
+/// Clamping to 0…1, square roots, and rounding to bytes (values in 0…255, so no clamping) on eight floats: AVX instructions where VideoFX is built for Haswell (Swift's SIMD
+/// comparisons become compare, mask and blend sequences, and its `squareRoot()` a scalar call per lane), the same in
+/// portable Swift elsewhere.
 enum RampLanes {
     #if arch(x86_64) && VFX_HASWELL
     @inline(__always) static func unitClamped(_ v: SIMD8<Float>) -> SIMD8<Float> {
@@ -451,11 +489,63 @@ enum RampLanes {
         return unsafeBitCast(clamped, to: SIMD8<Float>.self)
     }
 
+    /// √v from the 12-bit reciprocal root estimate (`vrsqrtps`, one cycle for eight lanes where `vsqrtps` takes six) and
+    /// one Newton step: s = v·r, √v ≈ s·(1.5 − ½·s·r), relative error below 3·10⁻⁷. v is raised to 10⁻²⁰ first, so that
+    /// v = 0 gives 10⁻¹⁰ rather than 0·∞.
     @inline(__always) static func squareRoots(_ v: SIMD8<Float>) -> SIMD8<Float> {
-        unsafeBitCast(_mm256_sqrt_ps(unsafeBitCast(v, to: __m256.self)), to: SIMD8<Float>.self)
+        let value = _mm256_max_ps(unsafeBitCast(v, to: __m256.self), _mm256_set1_ps(1e-20))
+        let estimate = unsafeBitCast(_mm256_rsqrt_ps(value), to: SIMD8<Float>.self)
+        let root = unsafeBitCast(value, to: SIMD8<Float>.self) * estimate
+        return root * (1.5 - 0.5 * root * estimate)
+    }
+    @inline(__always) private static func integers(_ v: SIMD8<Float>) -> __m256i { _mm256_cvtps_epi32(unsafeBitCast(v, to: __m256.self)) }
+
+    /// Two rows of 16 values in 0…255, rounded to bytes: one conversion per eight, two packs and one permutation for
+    /// all 32 (the packs work within 128-bit halves; the permutation puts each row's four-byte groups back in order).
+    @inline(__always) static func bytes(_ a: SIMD16<Float>, _ b: SIMD16<Float>) -> (SIMD16<UInt8>, SIMD16<UInt8>) {
+        let words = _mm256_packus_epi16(_mm256_packus_epi32(integers(a.lowHalf), integers(a.highHalf)),
+                                        _mm256_packus_epi32(integers(b.lowHalf), integers(b.highHalf)))
+        let ordered = unsafeBitCast(_mm256_permutevar8x32_epi32(words, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)),
+                                    to: SIMD32<UInt8>.self)
+        return (ordered.lowHalf, ordered.highHalf)
+    }
+
+    /// Eight Cb and eight Cr values in 0…255, rounded to bytes: the eight Cb then the eight Cr, or (`interleaved`)
+    /// Cb, Cr pairs.
+    @inline(__always) static func chromaBytes(_ cb: SIMD8<Float>, _ cr: SIMD8<Float>, interleaved: Bool) -> SIMD16<UInt8> {
+        let blue = integers(cb), red = integers(cr)
+        let ordered: __m256i
+        if interleaved {
+            let pairs = _mm256_or_si256(blue, _mm256_slli_epi32(red, 8))
+            let words = _mm256_packus_epi32(pairs, pairs)
+            ordered = _mm256_permutevar8x32_epi32(words, _mm256_setr_epi32(0, 1, 4, 5, 0, 1, 4, 5))
+        } else {
+            let words = _mm256_packus_epi32(blue, red)
+            ordered = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(words, words), _mm256_setr_epi32(0, 4, 1, 5, 0, 4, 1, 5))
+        }
+        return unsafeBitCast(ordered, to: SIMD32<UInt8>.self).lowHalf
     }
     #else
     @inline(__always) static func unitClamped(_ v: SIMD8<Float>) -> SIMD8<Float> { v.clamped(0, 1) }
+
+    @inline(__always) static func bytes(_ a: SIMD16<Float>, _ b: SIMD16<Float>) -> (SIMD16<UInt8>, SIMD16<UInt8>) {
+        (roundedBytes(a), roundedBytes(b))
+    }
+
+    @inline(__always) static func chromaBytes(_ cb: SIMD8<Float>, _ cr: SIMD8<Float>, interleaved: Bool) -> SIMD16<UInt8> {
+        let (blue, red) = (roundedBytes(cb), roundedBytes(cr))
+        var bytes = SIMD16<UInt8>()
+        for lane in 0..<8 {
+            if interleaved {
+                bytes[2 * lane] = blue[lane]
+                bytes[2 * lane + 1] = red[lane]
+            } else {
+                bytes[lane] = blue[lane]
+                bytes[8 + lane] = red[lane]
+            }
+        }
+        return bytes
+    }
 
     @inline(__always) static func squareRoots(_ v: SIMD8<Float>) -> SIMD8<Float> {
         var roots = SIMD8<Float>()

@@ -14,8 +14,10 @@ import VFXPipeline
 ///   since a generator makes colour.
 ///
 /// The kernel is chosen in `configure` (`GeneratorPattern.writer(for:)`): a checkerboard is two kinds of rows
-/// copied from rows made once; a gradient evaluates its ramp 16 pixels at a time in SIMD floats. The output is the
-/// input's buffer when nothing else shares it, else a buffer from a pool.
+/// copied from rows made once; a gradient evaluates t 16 pixels at a time in SIMD floats (AVX where VideoFX is built for
+/// Haswell), fills rows whose t is constant (a vertical ramp) and copies rows that mirror others (a radial ramp centred
+/// on a row edge). Rows are split over `slices`. The output is the input's buffer when nothing else shares it, else a
+/// buffer from a pool.
 ///
 /// ```swift
 /// let stage = GeneratorProcessor(name: "checkerboard", pattern: Checkerboard(first: .one, second: .zero, size: 40,
@@ -105,12 +107,11 @@ struct Checkerboard: GeneratorPattern {
         let rowParity = (0..<height).map { UInt8(parity($0, origin.y)) }
         func color(_ x: Int, row: Int) -> SIMD3<Float> { columns[x] ^ row == 0 ? first : second }
         guard format.pixelFormat.isYUV else {
-            let red = format.pixelFormat == .bgra ? 2 : 0
             let rows = (0..<2).map { row in
                 (0..<width).flatMap { x -> [UInt8] in
                     let c = color(x, row: row)
                     var pixel: [UInt8] = [byte(c.x), byte(c.y), byte(c.z), 255]
-                    if red == 2 { pixel.swapAt(0, 2) }
+                    if format.pixelFormat == .bgra { pixel.swapAt(0, 2) }
                     return pixel
                 }
             }

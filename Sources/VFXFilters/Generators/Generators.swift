@@ -5,31 +5,8 @@ import VFXPipeline
 // Generators: pictures that replace the frame (backgrounds, test patterns): a solid colour, a checkerboard, a
 // linear and a radial gradient. Positions are pixel centres, (x + ½, y + ½), in frame pixels.
 
-/// Squares of two colours: the square containing (x + ½ − ox, y + ½ − oy) with ⌊·/size⌋ summing to an even number
-/// is `first`, else `second`.
-struct CheckerboardKernel: PixelKernel {
-    let first: SIMD3<Float>, second: SIMD3<Float>
-    let size: Double, origin: SIMD2<Double>
-
-    func apply(_ pixel: SIMD4<Float>, x: Int, y: Int) -> SIMD4<Float> {
-        let i = Int(((Double(x) + 0.5 - origin.x) / size).rounded(.down)), j = Int(((Double(y) + 0.5 - origin.y) / size).rounded(.down))
-        return SIMD4((i + j) & 1 == 0 ? first : second, 1)
-    }
-}
-
-/// A ramp between two colours along a function of position: `position(x, y)` gives t, clamped to 0…1.
-struct GradientKernel: PixelKernel {
-    let first: SIMD3<Float>, second: SIMD3<Float>
-    let position: @Sendable (SIMD2<Double>) -> Double
-
-    func apply(_ pixel: SIMD4<Float>, x: Int, y: Int) -> SIMD4<Float> {
-        let t = Float(position(SIMD2(Double(x) + 0.5, Double(y) + 0.5)).clamped(0, 1))
-        return SIMD4(first + (second - first) * t, 1)
-    }
-}
-
-private func generator<Kernel: PixelKernel>(_ name: String, _ kernel: Kernel, _ context: FilterContext) -> FilterStage {
-    .processor(RGBAProcessor(name: name, kernel: PerPixel(kernel), slices: context.slices))
+private func generator(_ name: String, _ pattern: some GeneratorPattern, _ context: FilterContext) -> FilterStage {
+    .processor(GeneratorProcessor(name: name, pattern: pattern, slices: context.slices))
 }
 
 extension FilterSpec {
@@ -64,7 +41,7 @@ extension FilterSpec {
         swift: "try FilterDescription(\"checkerboard\", [\"size\": .number(64)])"
     ) { arguments, context in
         let origin = arguments.point("origin")
-        return generator("checkerboard", CheckerboardKernel(
+        return generator("checkerboard", Checkerboard(
             first: arguments.color("first").rgb, second: arguments.color("second").rgb, size: arguments.number("size"),
             origin: SIMD2(origin.x * Double(context.format.width), origin.y * Double(context.format.height))), context)
     }
@@ -84,11 +61,9 @@ extension FilterSpec {
     ) { arguments, context in
         let size = SIMD2(Double(context.format.width), Double(context.format.height))
         let start = arguments.point("start"), end = arguments.point("end")
-        let a = SIMD2(start.x, start.y) * size, b = SIMD2(end.x, end.y) * size
-        let axis = b - a, length2 = max((axis * axis).sum(), 1e-12)
-        return generator("linear-gradient", GradientKernel(first: arguments.color("first").rgb, second: arguments.color("second").rgb) { p in
-            ((p - a) * axis).sum() / length2
-        }, context)
+        let ramp = LinearRamp(start: SIMD2(start.x, start.y) * size, end: SIMD2(end.x, end.y) * size)
+        let (first, second) = (arguments.color("first").rgb, arguments.color("second").rgb)
+        return generator("linear-gradient", Gradient(ramp: .linear(ramp), first: first, second: second), context)
     }
 
     /// A radial ramp around `center`: `first` inside `inner`, `second` outside `outer`, linear in between (radii as
@@ -109,11 +84,8 @@ extension FilterSpec {
         let height = Double(context.format.height)
         let center = arguments.point("center")
         let c = SIMD2(center.x * Double(context.format.width), center.y * height)
-        let inner = arguments.number("inner") * height, outer = arguments.number("outer") * height
-        let span = outer > inner ? outer - inner : 1e-9
-        return generator("radial-gradient", GradientKernel(first: arguments.color("first").rgb, second: arguments.color("second").rgb) { p in
-            let d = p - c
-            return ((d * d).sum().squareRoot() - inner) / span
-        }, context)
+        let ramp = RadialRamp(center: c, inner: arguments.number("inner") * height, outer: arguments.number("outer") * height)
+        let (first, second) = (arguments.color("first").rgb, arguments.color("second").rgb)
+        return generator("radial-gradient", Gradient(ramp: .radial(ramp), first: first, second: second), context)
     }
 }

@@ -149,6 +149,30 @@ final class HalftoneTests: XCTestCase {
         }
     }
 
+    /// A wide frame (2001×3, the pattern's origin in a corner, period 2, so r/w reaches 1000): the column tables do
+    /// not drift along the row (dot, line, hatched within 0.51 codes), and the circular screen stays within its
+    /// stated bound, ½ + (219 / softness)·(2·10⁻⁶ + 10⁻⁶·r/w) codes (1.05 here).
+    func testWideFrame() throws {
+        let (wide, rows) = (2001, 3)
+        let chroma = ((wide + 1) / 2) * ((rows + 1) / 2)
+        let luma = noise(wide * rows, seed: 5)
+        let frame = RawFrames.frame(luma + [UInt8](repeating: 128, count: 2 * chroma), format: .i420, width: wide, height: rows)
+        for pattern in [ScreenPattern.dot, .line, .circular, .hatched] {
+            let setting = Setting(pattern: pattern, center: [0, 0], degrees: 10, period: 2, sharpness: 0.6)
+            let output = RawFrames.bytes(try TestSupport.apply(setting.chain, to: frame))
+            var worst = 0.0
+            for i in 0..<(wide * rows) {
+                // Neutral chroma: R' = G' = B' = Y', clamped to 0…1 like every R'G'B'.
+                let y = min(max((Double(luma[i]) - 16) / 219, 0), 1)
+                let want = 16 + 219 * setting.gray(y, x: i % wide, y: i / wide, width: wide, height: rows)
+                worst = max(worst, abs(Double(output[i]) - want))
+            }
+            let rMax = (Double(wide * wide + rows * rows)).squareRoot() / 2
+            let bound = pattern == .circular ? 0.5 + 219 / 0.4 * (2e-6 + 1e-6 * rMax) : 0.51
+            XCTAssertLessThanOrEqual(worst, bound, setting.chain)
+        }
+    }
+
     /// GRAY8 frames come out RGBA, full range, with the input's matrix, as `configure` says.
     func testGrayOutputFormat() throws {
         let frame = RawFrames.frame(noise(width * height, seed: 3), format: .gray8, width: width, height: height,

@@ -142,6 +142,10 @@ final class ScreenRows: @unchecked Sendable {
     let padded: Int
     /// Four column tables of `padded` floats: cu, su, cv, sv (circular: (dx/w)² in the first).
     private let columns: UnsafeMutablePointer<Float>
+    /// Circular screen whose centre lies on a pixel boundary or centre (e.g. the middle of the frame): its column
+    /// table is symmetric, (dx/w)² of column x the same Float as that of column width − 1 − x, so Q is too and the
+    /// columns below this multiple of 8 (≤ width/2) are copied from their mirror images. 0 otherwise.
+    private let mirrored: Int
     /// Per row: the multipliers of cu, su, cv, sv (circular: (dy/w)² in the first lane).
     private let rowTerms: [SIMD4<Float>]
     /// K, and for the circular screen the polynomial's coefficients (lanes 0…8) already times −(scale / softness)/2.
@@ -152,7 +156,8 @@ final class ScreenRows: @unchecked Sendable {
     private let weights: SIMD3<Float>
     /// YUV: chroma (minus 128) to the R'G'B' offsets from the luma code, in luma codes.
     private let redFromCr: Float, greenFromCb: Float, greenFromCr: Float, blueFromCb: Float
-    /// Per slice: the pattern row Q, then the per-pixel R, G, B offsets of the chroma row (YUV).
+    /// Per slice: the pattern row Q, then per pixel of the chroma row (YUV) the R, G, B offsets and the range of luma
+    /// codes that keeps R', G', B' in the cube.
     private let scratch: UnsafeMutablePointer<Float>
     private let scratchPerSlice: Int
 
@@ -209,6 +214,8 @@ final class ScreenRows: @unchecked Sendable {
             }
         }
         columns = table
+        let half = format.width / 2 / 8 * 8
+        mirrored = pattern == .circular && (0..<format.width).allSatisfy { table[$0] == table[format.width - 1 - $0] } ? half : 0
         rowTerms = (0..<format.height).map { y in
             let dy = Double(y) + 0.5 - cy
             let (bu, bv) = (k * s * dy, k * c * dy)
@@ -229,9 +236,9 @@ final class ScreenRows: @unchecked Sendable {
             term *= -4 * Double.pi * Double.pi / Double((2 * n + 1) * (2 * n + 2))
         }
         cosine = polynomial
-        scratchPerSlice = 4 * padded
-        scratch = .allocate(capacity: max(1, slices) * 4 * padded)
-        scratch.initialize(repeating: 0, count: max(1, slices) * 4 * padded)
+        scratchPerSlice = 6 * padded
+        scratch = .allocate(capacity: max(1, slices) * 6 * padded)
+        scratch.initialize(repeating: 0, count: max(1, slices) * 6 * padded)
     }
 
     deinit {
@@ -270,20 +277,22 @@ final class ScreenRows: @unchecked Sendable {
         let r2 = SIMD8<Float>(repeating: terms.z), r3 = SIMD8<Float>(repeating: terms.w)
         switch pattern {
         case .dot:
-            for x in stride(from: 0, to: padded, by: 8) {
-                let value = k + SIMD8(loadingFrom: cu + x) * r0 + SIMD8(loadingFrom: su + x) * r1
-                    + SIMD8(loadingFrom: cv + x) * r2 + SIMD8(loadingFrom: sv + x) * r3
-                value.store(to: q + x)
+            for block in 0..<padded / 8 {
+                let x = 8 * block
+                k.addingProduct(SIMD8(loadingFrom: cu + x), r0).addingProduct(SIMD8(loadingFrom: su + x), r1)
+                    .addingProduct(SIMD8(loadingFrom: cv + x), r2).addingProduct(SIMD8(loadingFrom: sv + x), r3).store(to: q + x)
             }
         case .line:
-            for x in stride(from: 0, to: padded, by: 8) {
-                (k + SIMD8(loadingFrom: cv + x) * r2 + SIMD8(loadingFrom: sv + x) * r3).store(to: q + x)
+            for block in 0..<padded / 8 {
+                let x = 8 * block
+                k.addingProduct(SIMD8(loadingFrom: cv + x), r2).addingProduct(SIMD8(loadingFrom: sv + x), r3).store(to: q + x)
             }
         case .hatched:
             // −min(a, b) = max(−a, −b): the row terms already carry the minus sign.
-            for x in stride(from: 0, to: padded, by: 8) {
-                let a = SIMD8(loadingFrom: cu + x) * r0 + SIMD8(loadingFrom: su + x) * r1
-                let b = SIMD8(loadingFrom: cv + x) * r2 + SIMD8(loadingFrom: sv + x) * r3
+            for block in 0..<padded / 8 {
+                let x = 8 * block
+                let a = (SIMD8(loadingFrom: cu + x) * r0).addingProduct(SIMD8(loadingFrom: su + x), r1)
+                let b = (SIMD8(loadingFrom: cv + x) * r2).addingProduct(SIMD8(loadingFrom: sv + x), r3)
                 (k + a.replacing(with: b, where: b .> a)).store(to: q + x)
             }
         case .circular:
@@ -291,13 +300,23 @@ final class ScreenRows: @unchecked Sendable {
             let (c0, c1, c2) = (SIMD8<Float>(repeating: c[0]), SIMD8<Float>(repeating: c[1]), SIMD8<Float>(repeating: c[2]))
             let (c3, c4, c5) = (SIMD8<Float>(repeating: c[3]), SIMD8<Float>(repeating: c[4]), SIMD8<Float>(repeating: c[5]))
             let (c6, c7, c8) = (SIMD8<Float>(repeating: c[6]), SIMD8<Float>(repeating: c[7]), SIMD8<Float>(repeating: c[8]))
-            for x in stride(from: 0, to: padded, by: 8) {
+            // Columns left of `mirrored` repeat, in reverse, those right of the frame's middle (see `mirrored`).
+            for block in mirrored / 8..<padded / 8 {
+                let x = 8 * block
                 let t = squareRoot(SIMD8(loadingFrom: cu + x) + r0)
                 // The nearest whole period (t < 2²²): adding 1.5·2²³ rounds to an integer.
                 let f = t - ((t + 12_582_912) - 12_582_912)
                 let z = f * f
-                let p = (((((((c8 * z + c7) * z + c6) * z + c5) * z + c4) * z + c3) * z + c2) * z + c1) * z + c0
+                let high = c4.addingProduct(c5.addingProduct(c6.addingProduct(c7.addingProduct(c8, z), z), z), z)
+                let p = c0.addingProduct(c1.addingProduct(c2.addingProduct(c3.addingProduct(high, z), z), z), z)
                 (k + p).store(to: q + x)
+            }
+            for block in 0..<mirrored / 8 {
+                let x = 8 * block
+                let right = SIMD8<Float>(loadingFrom: q + width - 8 - x)
+                var left = SIMD8<Float>()
+                for lane in 0..<8 { left[lane] = right[7 - lane] }
+                left.store(to: q + x)
             }
         }
     }
@@ -306,14 +325,20 @@ final class ScreenRows: @unchecked Sendable {
     @inline(__always)
     func packedRow(_ input: UnsafeMutablePointer<UInt8>, into output: UnsafeMutablePointer<UInt8>, q: UnsafeMutablePointer<Float>) {
         let mask = SIMD8<UInt32>(repeating: 0xFF)
-        let (w0, w1, w2) = (SIMD8<Float>(repeating: weights.x), SIMD8<Float>(repeating: weights.y), SIMD8<Float>(repeating: weights.z))
-        for x in stride(from: 0, to: width, by: 8) {
-            let count = min(8, width - x)
-            let pixels = loadWords(input + 4 * x, count: count)
-            let l = bytesAsFloats(pixels & mask) * w0 + bytesAsFloats((pixels &>> 8) & mask) * w1
-                + bytesAsFloats((pixels &>> 16) & mask) * w2
-            let gray = outputCodes(SIMD8(loadingFrom: q + x) + l * gain)
-            storeWords(gray &* 0x01_0101 | (pixels & 0xFF00_0000), to: output + 4 * x, count: count)
+        let (w0, w1, w2) = (SIMD8<Float>(repeating: weights.x * gain), SIMD8<Float>(repeating: weights.y * gain),
+                            SIMD8<Float>(repeating: weights.z * gain))
+        @inline(__always) func gray(_ pixels: SIMD8<UInt32>, at x: Int) -> SIMD8<UInt32> {
+            let codes = outputCodes(SIMD8(loadingFrom: q + x).addingProduct(bytesAsFloats(pixels & mask), w0)
+                .addingProduct(bytesAsFloats((pixels &>> 8) & mask), w1).addingProduct(bytesAsFloats((pixels &>> 16) & mask), w2))
+            return codes &* 0x01_0101 | (pixels & 0xFF00_0000)
+        }
+        let (whole, rest) = (width / 8 * 8, width % 8)
+        for block in 0..<whole / 8 {
+            let x = 8 * block
+            storeWords(gray(loadWords(input + 4 * x, count: 8), at: x), to: output + 4 * x, count: 8)
+        }
+        if rest > 0 {
+            storeWords(gray(loadWords(input + 4 * whole, count: rest), at: whole), to: output + 4 * whole, count: rest)
         }
     }
 
@@ -321,10 +346,16 @@ final class ScreenRows: @unchecked Sendable {
     @inline(__always)
     func grayRow(_ input: UnsafeMutablePointer<UInt8>, into output: UnsafeMutablePointer<UInt8>, q: UnsafeMutablePointer<Float>) {
         let w = SIMD8<Float>(repeating: weights.x * gain)
-        for x in stride(from: 0, to: width, by: 8) {
-            let count = min(8, width - x)
-            let gray = outputCodes(SIMD8(loadingFrom: q + x) + loadFloats(input + x, count: count) * w)
-            storeWords(gray &* 0x01_0101 | 0xFF00_0000, to: output + 4 * x, count: count)
+        @inline(__always) func gray(_ values: SIMD8<Float>, at x: Int) -> SIMD8<UInt32> {
+            outputCodes(SIMD8(loadingFrom: q + x).addingProduct(values, w)) &* 0x01_0101 | 0xFF00_0000
+        }
+        let (whole, rest) = (width / 8 * 8, width % 8)
+        for block in 0..<whole / 8 {
+            let x = 8 * block
+            storeWords(gray(SIMD8<Float>(bytesAt: input + x), at: x), to: output + 4 * x, count: 8)
+        }
+        if rest > 0 {
+            storeWords(gray(loadFloats(input + whole, count: rest), at: whole), to: output + 4 * whole, count: rest)
         }
     }
 
@@ -333,12 +364,14 @@ final class ScreenRows: @unchecked Sendable {
     func yuvRows(_ cy: Int, source: [Plane], target: [Plane], slice: Int) {
         let q = scratch + slice * scratchPerSlice
         let (red, green, blue) = (q + padded, q + 2 * padded, q + 3 * padded)
+        let (lower, upper) = (q + 4 * padded, q + 5 * padded)
         let chromaWidth = (width + 1) / 2
         let nv12 = format == .nv12
         // R'G'B' offsets from the luma code of each pixel, from its block's chroma (each sample covers two pixels).
         let (u, v) = nv12 ? (source[1].row(cy), source[1].row(cy) + 1) : (source[1].row(cy), source[2].row(cy))
         let (rCr, gCb, gCr, bCb) = (redFromCr, greenFromCb, greenFromCr, blueFromCb)
-        for cx in stride(from: 0, to: chromaWidth, by: 8) {
+        for block in 0..<(chromaWidth + 7) / 8 {
+            let cx = 8 * block
             let count = min(8, chromaWidth - cx)
             var cb = SIMD8<Float>(), cr = SIMD8<Float>()
             if nv12 {
@@ -349,24 +382,37 @@ final class ScreenRows: @unchecked Sendable {
             }
             cb -= 128
             cr -= 128
-            storeDoubled(cr * rCr, to: red + 2 * cx)
-            storeDoubled(cb * gCb + cr * gCr, to: green + 2 * cx)
-            storeDoubled(cb * bCb, to: blue + 2 * cx)
+            let (r, g, b) = (cr * rCr, (cb * gCb).addingProduct(cr, gCr), cb * bCb)
+            storeDoubled(r, to: red + 2 * cx)
+            storeDoubled(g, to: green + 2 * cx)
+            storeDoubled(b, to: blue + 2 * cx)
+            // The luma codes whose R', G', B' all lie in the cube: there the clamps change nothing and L is the code.
+            let (rgLeast, rgMost) = (r.replacing(with: g, where: g .< r), r.replacing(with: g, where: g .> r))
+            let (least, most) = (rgLeast.replacing(with: b, where: b .< rgLeast), rgMost.replacing(with: b, where: b .> rgMost))
+            storeDoubled(SIMD8(repeating: low) - least, to: lower + 2 * cx)
+            storeDoubled(SIMD8(repeating: high) - most, to: upper + 2 * cx)
         }
         let (w0, w1, w2) = (SIMD8<Float>(repeating: weights.x * gain), SIMD8<Float>(repeating: weights.y * gain),
                             SIMD8<Float>(repeating: weights.z * gain))
-        let (lowest, highest) = (low, high)
+        let (lowest, highest, slope) = (low, high, SIMD8<Float>(repeating: gain))
         for y in (2 * cy)..<min(2 * cy + 2, height) {
             fill(row: y, into: q)
             let input = source[0].row(y), output = target[0].row(y)
-            for x in stride(from: 0, to: width, by: 8) {
+            for block in 0..<(width + 7) / 8 {
+                let x = 8 * block
                 let count = min(8, width - x)
                 let luma = loadFloats(input + x, count: count)
-                let r = (luma + SIMD8(loadingFrom: red + x)).clamped(lowest, highest)
-                let g = (luma + SIMD8(loadingFrom: green + x)).clamped(lowest, highest)
-                let b = (luma + SIMD8(loadingFrom: blue + x)).clamped(lowest, highest)
-                let codes = (SIMD8(loadingFrom: q + x) + r * w0 + g * w1 + b * w2).clamped(lowest, highest)
-                let bytes = roundedBytes(codes)
+                let inside = (luma .>= SIMD8(loadingFrom: lower + x)) .& (luma .<= SIMD8(loadingFrom: upper + x))
+                var codes = SIMD8<Float>(loadingFrom: q + x)
+                if all(inside) {
+                    codes = codes.addingProduct(luma, slope)
+                } else {
+                    let r = (luma + SIMD8(loadingFrom: red + x)).clamped(lowest, highest)
+                    let g = (luma + SIMD8(loadingFrom: green + x)).clamped(lowest, highest)
+                    let b = (luma + SIMD8(loadingFrom: blue + x)).clamped(lowest, highest)
+                    codes = codes.addingProduct(r, w0).addingProduct(g, w1).addingProduct(b, w2)
+                }
+                let bytes = roundedBytes(codes.clamped(lowest, highest))
                 if count == 8 {
                     output.advanced(by: x).store(bytes)
                 } else {
@@ -397,7 +443,7 @@ private func squareRoot(_ q: SIMD8<Float>) -> SIMD8<Float> {
     let bits = unsafeBitCast(q, to: SIMD8<UInt32>.self)
     var y = unsafeBitCast(0x5F37_59DF &- (bits &>> 1), to: SIMD8<Float>.self)
     let half = q * 0.5
-    for _ in 0..<3 { y = y * (1.5 - half * y * y) }
+    for _ in 0..<3 { y *= SIMD8<Float>(repeating: 1.5).addingProduct(-half * y, y) }
     return q * y
 }
 

@@ -24,83 +24,84 @@ enum Palettes {
 /// Each pixel becomes the nearest palette colour: the smallest (R − Rᵢ)² + (G − Gᵢ)² + (B − Bᵢ)² over the palette,
 /// on the bytes, the first colour on a tie; alpha is kept.
 ///
-/// Exactly, through a table of 32³ cells of 8×8×8 byte values. Colour i wins at p when d(p, cᵢ) < d(p, cⱼ) for every
-/// j < i and d(p, cᵢ) ≤ d(p, cⱼ) for every j > i; since d(p, cᵢ) − d(p, cⱼ) = −2p·(cᵢ − cⱼ) + |cᵢ|² − |cⱼ|² is
-/// linear in p, each condition is a half-space and the region where colour i wins (its Voronoi cell with the tie
+/// Exactly, through a table of 32³ cells of 8×8×8 byte values (128 KiB). Colour i wins at p when d(p, cᵢ) < d(p, cⱼ)
+/// for every j < i and d(p, cᵢ) ≤ d(p, cⱼ) for every j > i; since d(p, cᵢ) − d(p, cⱼ) = −2p·(cᵢ − cⱼ) + |cᵢ|² − |cⱼ|²
+/// is linear in p, each condition is a half-space and the region where colour i wins (its Voronoi cell with the tie
 /// rule) is convex. A cell of the table is the box spanned by its 8 corners (each coordinate 8n or 8n + 7), so when
-/// the same colour wins at all 8 corners it wins everywhere in the box: the table holds that colour. Other cells
-/// hold the colours that can win somewhere in them — j is left out when its distance to the nearest point of the
-/// box exceeds some colour's distance to the farthest corner, so it loses at every point of the box — and the
-/// pixel is searched among those in palette order with the tie rule.
+/// the same colour wins at all 8 corners it wins everywhere in the box: the table holds that colour. In the other
+/// cells a colour j can win only if its distance to the nearest point of the box is at most some colour's distance to
+/// the box's farthest corner (else it is farther than that colour from every point of the box, so it neither wins
+/// nor ties); such a cell is split into 8 subcells of 4×4×4, each settled the same way among those colours, and a
+/// pixel in a subcell that is still mixed is searched among its colours in palette order with the tie rule.
 ///
 /// ```swift
 /// let kernel = PaletteKernel(codes: Palettes.codes("gameboy"))
 /// ```
 struct PaletteKernel: RGBARowKernel {
-    /// Per cell (R/8, G/8, B/8 → index R/8·1024 + G/8·32 + B/8): the winning colour's index, or `mixed`.
-    private let cells: [UInt8]
-    /// Per cell that is `mixed`: one bit per colour that may win in it.
-    private let candidates: [UInt32]
-    /// The palette's colours as RGBA pixels with alpha 0, and as (R, G, B) bytes.
-    private let pixels: [UInt32]
+    /// Per cell (index R/8 + 32·G/8 + 1024·B/8): the winning colour as an RGBA pixel with alpha 0, or `mixed` plus the
+    /// number of the cell's block of 8 subcells in `subcells`.
+    private let cells: [UInt32]
+    /// Per subcell (4×4×4 values; block n holds the 8 of cell n, index bit 2 of R + 2·bit 2 of G + 4·bit 2 of B): the
+    /// winning colour as a pixel with alpha 0, or `mixed` plus one bit per colour that may win in it.
+    private let subcells: [UInt32]
+    /// The palette's colours as (R, G, B) bytes.
     private let colors: [SIMD3<Int32>]
-    private static let mixed: UInt8 = 0xFF
+    private static let mixed: UInt32 = 0x8000_0000
 
     var readsOnlyItsPixel: Bool { true }
 
-    /// `codes` 0xRRGGBB, 1 to 32 of them.
+    /// `codes` 0xRRGGBB, 1 to 31 of them.
     init(codes: [UInt32]) {
-        precondition((1...32).contains(codes.count), "a palette has 1 to 32 colours")
+        precondition((1...31).contains(codes.count), "a palette has 1 to 31 colours")
         let colors = codes.map { SIMD3<Int32>(Int32(($0 >> 16) & 0xff), Int32(($0 >> 8) & 0xff), Int32($0 & 0xff)) }
         self.colors = colors
-        pixels = colors.map { UInt32($0.x) | UInt32($0.y) << 8 | UInt32($0.z) << 16 }
-        // The winner at every corner coordinate (8n and 8n + 7 on each axis: 64 values, index 2n and 2n + 1).
-        func corner(_ index: Int) -> Int32 { Int32(8 * (index / 2) + 7 * (index % 2)) }
-        var winners = [UInt8](repeating: 0, count: 64 * 64 * 64)
-        for r in 0..<64 {
-            for g in 0..<64 {
-                for b in 0..<64 {
-                    let p = SIMD3(corner(r), corner(g), corner(b))
-                    winners[(r * 64 + g) * 64 + b] = UInt8(PaletteKernel.nearest(p, among: colors, mask: .max))
-                }
-            }
-        }
-        var cells = [UInt8](repeating: 0, count: 32 * 32 * 32)
-        var candidates = [UInt32](repeating: 0, count: 32 * 32 * 32)
-        for r in 0..<32 {
+        let all = UInt32(1 << colors.count) - 1
+        var cells = [UInt32](repeating: 0, count: 32 * 32 * 32), subcells: [UInt32] = []
+        for b in 0..<32 {
             for g in 0..<32 {
-                for b in 0..<32 {
-                    let cell = (r * 32 + g) * 32 + b
-                    // Corner (dr, dg, db) ∈ {0, 1}³ of the cell is lattice point (2r + dr, 2g + dg, 2b + db).
-                    let first = winners[((2 * r) * 64 + 2 * g) * 64 + 2 * b]
-                    let uniform = (0..<8).allSatisfy { k in
-                        let (dr, dg, db) = (k & 1, (k >> 1) & 1, k >> 2)
-                        return winners[((2 * r + dr) * 64 + 2 * g + dg) * 64 + 2 * b + db] == first
-                    }
-                    if uniform {
-                        cells[cell] = first
+                for r in 0..<32 {
+                    let low = SIMD3<Int32>(Int32(8 * r), Int32(8 * g), Int32(8 * b))
+                    let entry = PaletteKernel.entry(low: low, size: 8, colors: colors, mask: all)
+                    guard entry & PaletteKernel.mixed != 0 else {
+                        cells[(b * 32 + g) * 32 + r] = entry
                         continue
                     }
-                    cells[cell] = PaletteKernel.mixed
-                    let low = SIMD3<Int32>(Int32(8 * r), Int32(8 * g), Int32(8 * b)), high = low &+ 7
-                    func nearestPoint(_ c: SIMD3<Int32>) -> Int32 {
-                        let d = c.clamped(lowerBound: low, upperBound: high) &- c
-                        return (d &* d).wrappedSum()
+                    cells[(b * 32 + g) * 32 + r] = PaletteKernel.mixed | UInt32(subcells.count / 8)
+                    for k in 0..<8 {
+                        let corner = low &+ 4 &* SIMD3<Int32>(Int32(k & 1), Int32((k >> 1) & 1), Int32(k >> 2))
+                        subcells.append(PaletteKernel.entry(low: corner, size: 4, colors: colors, mask: entry & ~PaletteKernel.mixed))
                     }
-                    func farthestCorner(_ c: SIMD3<Int32>) -> Int32 {
-                        let d = SIMD3<Int32>(max(abs(c.x - low.x), abs(c.x - high.x)), max(abs(c.y - low.y), abs(c.y - high.y)),
-                                             max(abs(c.z - low.z), abs(c.z - high.z)))
-                        return (d &* d).wrappedSum()
-                    }
-                    let bound = colors.map(farthestCorner).min() ?? 0
-                    var mask: UInt32 = 0
-                    for (i, c) in colors.enumerated() where nearestPoint(c) <= bound { mask |= 1 << UInt32(i) }
-                    candidates[cell] = mask
                 }
             }
         }
         self.cells = cells
-        self.candidates = candidates
+        self.subcells = subcells
+    }
+
+    /// The entry of the box `low`…`low` + `size` − 1 (each axis) when the colours of `mask` include every colour that can
+    /// win in it: the winner's pixel when the same colour wins at the box's 8 corners, else `mixed` plus the colours
+    /// of `mask` that may win somewhere in it.
+    static func entry(low: SIMD3<Int32>, size: Int32, colors: [SIMD3<Int32>], mask: UInt32) -> UInt32 {
+        let high = low &+ (size - 1)
+        let winners = (0..<8).map { k in
+            nearest(SIMD3(k & 1 == 0 ? low.x : high.x, k & 2 == 0 ? low.y : high.y, k & 4 == 0 ? low.z : high.z), among: colors, mask: mask)
+        }
+        if winners.allSatisfy({ $0 == winners[0] }) {
+            let c = colors[winners[0]]
+            return UInt32(c.x) | UInt32(c.y) << 8 | UInt32(c.z) << 16
+        }
+        func nearestPoint(_ c: SIMD3<Int32>) -> Int32 {
+            let d = c.clamped(lowerBound: low, upperBound: high) &- c
+            return (d &* d).wrappedSum()
+        }
+        func farthestCorner(_ c: SIMD3<Int32>) -> Int32 {
+            let d = SIMD3<Int32>(max(abs(c.x - low.x), abs(c.x - high.x)), max(abs(c.y - low.y), abs(c.y - high.y)),
+                                 max(abs(c.z - low.z), abs(c.z - high.z)))
+            return (d &* d).wrappedSum()
+        }
+        let candidates = colors.indices.filter { mask & (1 << UInt32($0)) != 0 }
+        let bound = candidates.map { farthestCorner(colors[$0]) }.min() ?? 0
+        return candidates.reduce(mixed) { nearestPoint(colors[$1]) <= bound ? $0 | 1 << UInt32($1) : $0 }
     }
 
     /// The index of the nearest of the colours whose bit is set in `mask` (the first on a tie).
@@ -115,19 +116,27 @@ struct PaletteKernel: RGBARowKernel {
         return best
     }
 
+    /// Pixel `p` of a mixed cell whose candidates are `mask`: the nearest candidate, alpha kept.
+    @inline(never)
+    private func search(_ p: UInt32, mask: UInt32) -> UInt32 {
+        let c = colors[PaletteKernel.nearest(SIMD3(Int32(p & 0xFF), Int32((p >> 8) & 0xFF), Int32((p >> 16) & 0xFF)), among: colors, mask: mask)]
+        return UInt32(c.x) | UInt32(c.y) << 8 | UInt32(c.z) << 16 | (p & 0xFF00_0000)
+    }
+
     func run(row y: Int, source: Plane, target: Plane, width: Int, height: Int) {
-        let input = UnsafeMutableRawPointer(source.row(y)), output = UnsafeMutableRawPointer(target.row(y))
+        let input = UnsafeRawPointer(source.row(y)), output = UnsafeMutableRawPointer(target.row(y))
         cells.withUnsafeBufferPointer { cells in
-            pixels.withUnsafeBufferPointer { pixels in
+            subcells.withUnsafeBufferPointer { subcells in
+                guard let table = cells.baseAddress, let subtable = subcells.baseAddress ?? cells.baseAddress else { return }
                 for x in 0..<width {
-                    let p = input.loadUnaligned(fromByteOffset: 4 * x, as: UInt32.self)
-                    let cell = Int((p >> 3) & 0x1F) << 10 | Int((p >> 11) & 0x1F) << 5 | Int((p >> 19) & 0x1F)
-                    var index = Int(cells[cell])
-                    if index == Int(PaletteKernel.mixed) {
-                        let rgb = SIMD3<Int32>(Int32(p & 0xFF), Int32((p >> 8) & 0xFF), Int32((p >> 16) & 0xFF))
-                        index = PaletteKernel.nearest(rgb, among: colors, mask: candidates[cell])
+                    let p = input.loadUnaligned(fromByteOffset: 4 &* x, as: UInt32.self)
+                    var entry = table[Int(truncatingIfNeeded: (p >> 3) & 0x1F | (p >> 6) & 0x3E0 | (p >> 9) & 0x7C00)]
+                    if entry & PaletteKernel.mixed != 0 {
+                        let block = Int(truncatingIfNeeded: entry & ~PaletteKernel.mixed) << 3
+                        entry = subtable[block | Int(truncatingIfNeeded: (p >> 2) & 1 | (p >> 9) & 2 | (p >> 16) & 4)]
                     }
-                    output.storeBytes(of: pixels[index] | (p & 0xFF00_0000), toByteOffset: 4 * x, as: UInt32.self)
+                    let result = entry & PaletteKernel.mixed == 0 ? entry | (p & 0xFF00_0000) : search(p, mask: entry & ~PaletteKernel.mixed)
+                    output.storeBytes(of: result, toByteOffset: 4 &* x, as: UInt32.self)
                 }
             }
         }

@@ -24,15 +24,16 @@ enum Palettes {
 /// Each pixel becomes the nearest palette colour: the smallest (R − Rᵢ)² + (G − Gᵢ)² + (B − Bᵢ)² over the palette,
 /// on the bytes, the first colour on a tie; alpha is kept.
 ///
-/// Exactly, through a table of 32³ cells of 8×8×8 byte values (128 KiB). Colour i wins at p when d(p, cᵢ) < d(p, cⱼ)
+/// Exactly, through a table of 32³ cells of 8×8×8 byte values (128 KiB) and finer tables where it is needed. Colour i wins at p when d(p, cᵢ) < d(p, cⱼ)
 /// for every j < i and d(p, cᵢ) ≤ d(p, cⱼ) for every j > i; since d(p, cᵢ) − d(p, cⱼ) = −2p·(cᵢ − cⱼ) + |cᵢ|² − |cⱼ|²
 /// is linear in p, each condition is a half-space and the region where colour i wins (its Voronoi cell with the tie
 /// rule) is convex. A cell of the table is the box spanned by its 8 corners (each coordinate 8n or 8n + 7), so when
 /// the same colour wins at all 8 corners it wins everywhere in the box: the table holds that colour. In the other
 /// cells a colour j can win only if its distance to the nearest point of the box is at most some colour's distance to
 /// the box's farthest corner (else it is farther than that colour from every point of the box, so it neither wins
-/// nor ties); such a cell is split into 8 subcells of 4×4×4, each settled the same way among those colours, and a
-/// pixel in a subcell that is still mixed is searched among its colours in palette order with the tie rule.
+/// nor ties); such a cell is split into 8 subcells of 4×4×4, each settled the same way among those colours, and each
+/// of the 64 values of a subcell that is still mixed is settled by searching its colours in palette order with the tie
+/// rule. A pixel costs one to three lookups.
 ///
 /// ```swift
 /// let kernel = PaletteKernel(codes: Palettes.codes("gameboy"))
@@ -42,10 +43,13 @@ struct PaletteKernel: RGBARowKernel {
     /// number of the cell's block of 8 subcells in `subcells`.
     private let cells: [UInt32]
     /// Per subcell (4×4×4 values; block n holds the 8 of cell n, index bit 2 of R + 2·bit 2 of G + 4·bit 2 of B): the
-    /// winning colour as a pixel with alpha 0, or `mixed` plus one bit per colour that may win in it.
+    /// winning colour as a pixel with alpha 0, or `mixed` plus the number of its block of 64 values in `values`.
     private let subcells: [UInt32]
-    /// The palette's colours as (R, G, B) bytes.
-    private let colors: [SIMD3<Int32>]
+    /// Per value of a mixed subcell (block n holds the 64 of the n-th, index R mod 4 + 4·(G mod 4) + 16·(B mod 4)): the
+    /// index of the winning colour.
+    private let values: [UInt8]
+    /// The palette's colours as RGBA pixels with alpha 0.
+    private let pixels: [UInt32]
     private static let mixed: UInt32 = 0x8000_0000
 
     var readsOnlyItsPixel: Bool { true }
@@ -54,9 +58,9 @@ struct PaletteKernel: RGBARowKernel {
     init(codes: [UInt32]) {
         precondition((1...31).contains(codes.count), "a palette has 1 to 31 colours")
         let colors = codes.map { SIMD3<Int32>(Int32(($0 >> 16) & 0xff), Int32(($0 >> 8) & 0xff), Int32($0 & 0xff)) }
-        self.colors = colors
+        pixels = colors.map { UInt32($0.x) | UInt32($0.y) << 8 | UInt32($0.z) << 16 }
         let all = UInt32(1 << colors.count) - 1
-        var cells = [UInt32](repeating: 0, count: 32 * 32 * 32), subcells: [UInt32] = []
+        var cells = [UInt32](repeating: 0, count: 32 * 32 * 32), subcells: [UInt32] = [], values: [UInt8] = []
         for b in 0..<32 {
             for g in 0..<32 {
                 for r in 0..<32 {
@@ -69,13 +73,23 @@ struct PaletteKernel: RGBARowKernel {
                     cells[(b * 32 + g) * 32 + r] = PaletteKernel.mixed | UInt32(subcells.count / 8)
                     for k in 0..<8 {
                         let corner = low &+ 4 &* SIMD3<Int32>(Int32(k & 1), Int32((k >> 1) & 1), Int32(k >> 2))
-                        subcells.append(PaletteKernel.entry(low: corner, size: 4, colors: colors, mask: entry & ~PaletteKernel.mixed))
+                        let subentry = PaletteKernel.entry(low: corner, size: 4, colors: colors, mask: entry & ~PaletteKernel.mixed)
+                        guard subentry & PaletteKernel.mixed != 0 else {
+                            subcells.append(subentry)
+                            continue
+                        }
+                        subcells.append(PaletteKernel.mixed | UInt32(values.count / 64))
+                        for v in 0..<64 {
+                            let point = corner &+ SIMD3<Int32>(Int32(v & 3), Int32((v >> 2) & 3), Int32(v >> 4))
+                            values.append(UInt8(PaletteKernel.nearest(point, among: colors, mask: subentry & ~PaletteKernel.mixed)))
+                        }
                     }
                 }
             }
         }
         self.cells = cells
         self.subcells = subcells
+        self.values = values
     }
 
     /// The entry of the box `low`…`low` + `size` − 1 (each axis) when the colours of `mask` include every colour that can
@@ -116,27 +130,25 @@ struct PaletteKernel: RGBARowKernel {
         return best
     }
 
-    /// Pixel `p` of a mixed cell whose candidates are `mask`: the nearest candidate, alpha kept.
-    @inline(never)
-    private func search(_ p: UInt32, mask: UInt32) -> UInt32 {
-        let c = colors[PaletteKernel.nearest(SIMD3(Int32(p & 0xFF), Int32((p >> 8) & 0xFF), Int32((p >> 16) & 0xFF)), among: colors, mask: mask)]
-        return UInt32(c.x) | UInt32(c.y) << 8 | UInt32(c.z) << 16 | (p & 0xFF00_0000)
-    }
-
     func run(row y: Int, source: Plane, target: Plane, width: Int, height: Int) {
         let input = UnsafeRawPointer(source.row(y)), output = UnsafeMutableRawPointer(target.row(y))
         cells.withUnsafeBufferPointer { cells in
             subcells.withUnsafeBufferPointer { subcells in
-                guard let table = cells.baseAddress, let subtable = subcells.baseAddress ?? cells.baseAddress else { return }
-                for x in 0..<width {
-                    let p = input.loadUnaligned(fromByteOffset: 4 &* x, as: UInt32.self)
-                    var entry = table[Int(truncatingIfNeeded: (p >> 3) & 0x1F | (p >> 6) & 0x3E0 | (p >> 9) & 0x7C00)]
-                    if entry & PaletteKernel.mixed != 0 {
-                        let block = Int(truncatingIfNeeded: entry & ~PaletteKernel.mixed) << 3
-                        entry = subtable[block | Int(truncatingIfNeeded: (p >> 2) & 1 | (p >> 9) & 2 | (p >> 16) & 4)]
+                values.withUnsafeBufferPointer { values in
+                    guard let table = cells.baseAddress else { return }
+                    for x in 0..<width {
+                        let p = input.loadUnaligned(fromByteOffset: 4 &* x, as: UInt32.self)
+                        var entry = table[Int(truncatingIfNeeded: (p >> 3) & 0x1F | (p >> 6) & 0x3E0 | (p >> 9) & 0x7C00)]
+                        if entry & PaletteKernel.mixed != 0 {
+                            let block = Int(truncatingIfNeeded: entry & ~PaletteKernel.mixed) << 3
+                            entry = subcells[block | Int(truncatingIfNeeded: (p >> 2) & 1 | (p >> 9) & 2 | (p >> 16) & 4)]
+                            if entry & PaletteKernel.mixed != 0 {
+                                let start = Int(truncatingIfNeeded: entry & ~PaletteKernel.mixed) << 6
+                                entry = pixels[Int(values[start | Int(truncatingIfNeeded: p & 3 | (p >> 6) & 0xC | (p >> 12) & 0x30)])]
+                            }
+                        }
+                        output.storeBytes(of: entry | (p & 0xFF00_0000), toByteOffset: 4 &* x, as: UInt32.self)
                     }
-                    let result = entry & PaletteKernel.mixed == 0 ? entry | (p & 0xFF00_0000) : search(p, mask: entry & ~PaletteKernel.mixed)
-                    output.storeBytes(of: result, toByteOffset: 4 &* x, as: UInt32.self)
                 }
             }
         }

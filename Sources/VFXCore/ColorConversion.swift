@@ -95,50 +95,13 @@ enum ColorConversion {
     }
 
     static func yuvToRGB(_ source: VideoFrame, into target: VideoFrame) {
-        let c = Coefficients(source.color)
-        let order = channelOrder(target.format)
-        let luma = source.plane(0), out = target.plane(0)
-        for y in 0..<source.height {
-            let yRow = luma.row(y), oRow = out.row(y)
-            let (uRow, vRow, step) = chromaRows(source, row: y / 2)
-            for x in 0..<source.width {
-                let yy = (Int32(yRow[x]) - c.yOffset) * c.yScale + (1 << 15)
-                let cb = Int32(uRow[(x / 2) * step]) - 128, cr = Int32(vRow[(x / 2) * step]) - 128
-                let o = oRow + 4 * x
-                o[order.r] = clamp8((yy + cr * c.crToR) >> 16)
-                o[order.g] = clamp8((yy - cb * c.cbToG - cr * c.crToG) >> 16)
-                o[order.b] = clamp8((yy + cb * c.cbToB) >> 16)
-                o[3] = 255
-            }
-        }
+        YUVRows(yuv: source.format, packed: target.format, color: source.color)
+            .unpack(source.planes, rows: 0..<source.height, width: source.width, into: target.plane(0))
     }
 
     static func rgbToYUV(_ source: VideoFrame, into target: VideoFrame) {
-        let c = Coefficients(target.color)
-        let order = channelOrder(source.format)
-        let input = source.plane(0), luma = target.plane(0)
-        for y in 0..<source.height {
-            let iRow = input.row(y), yRow = luma.row(y)
-            for x in 0..<source.width {
-                let p = iRow + 4 * x
-                let r = Int32(p[order.r]), g = Int32(p[order.g]), b = Int32(p[order.b])
-                yRow[x] = clamp8((r * c.rToY + g * c.gToY + b * c.bToY + c.yAdd) >> 16)
-            }
-        }
-        let chromaWidth = (source.width + 1) / 2, chromaHeight = (source.height + 1) / 2
-        for cy in 0..<chromaHeight {
-            let row0 = input.row(2 * cy), row1 = input.row(min(2 * cy + 1, source.height - 1))
-            let (uRow, vRow, step) = chromaRows(target, row: cy)
-            for cx in 0..<chromaWidth {
-                let x0 = 4 * (2 * cx), x1 = 4 * min(2 * cx + 1, source.width - 1)
-                let r = Int32(row0[x0 + order.r]) + Int32(row0[x1 + order.r]) + Int32(row1[x0 + order.r]) + Int32(row1[x1 + order.r])
-                let g = Int32(row0[x0 + order.g]) + Int32(row0[x1 + order.g]) + Int32(row1[x0 + order.g]) + Int32(row1[x1 + order.g])
-                let b = Int32(row0[x0 + order.b]) + Int32(row0[x1 + order.b]) + Int32(row1[x0 + order.b]) + Int32(row1[x1 + order.b])
-                // Sums of four samples: divide by 4 inside the shift (>> 18), rounding at bit 17.
-                uRow[cx * step] = clamp8((r * c.rToU + g * c.gToU + b * c.bToU + (128 << 18) + (1 << 17)) >> 18)
-                vRow[cx * step] = clamp8((r * c.rToV + g * c.gToV + b * c.bToV + (128 << 18) + (1 << 17)) >> 18)
-            }
-        }
+        YUVRows(yuv: target.format, packed: source.format, color: target.color)
+            .pack(source.plane(0), rows: 0..<source.height, width: source.width, height: source.height, into: target.planes)
     }
 
     /// I420 ↔ NV12 (same color description): luma copied, chroma interleaved or split.

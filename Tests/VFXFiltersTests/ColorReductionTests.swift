@@ -1,0 +1,203 @@
+import Foundation
+import VFXCore
+import VFXFilters
+import VFXTestSupport
+import XCTest
+
+/// `color-threshold`, `dither`, `palettize` and `mask-to-alpha` against their definitions on the RGBA bytes,
+/// evaluated here pixel by pixel: exact (0 codes) for the step functions, whose definitions are exact; mask-to-alpha
+/// within 1 code of the luma in Double (the stage rounds a Float sum). RGBA frames are compared directly; I420, NV12
+/// and BGRA frames with the definition applied to the frame converted to RGBA and the result converted back (VideoFX's
+/// own conversions, which the stage uses), again exactly. Odd sizes, one and two threads.
+final class ColorReductionTests: XCTestCase {
+    /// Pseudo-random RGBA bytes (a fixed linear congruential sequence).
+    static func noise(_ count: Int, seed: UInt32) -> [UInt8] {
+        var state = seed
+        return (0..<count).map { _ in
+            state = state &* 1_664_525 &+ 1_013_904_223
+            return UInt8(truncatingIfNeeded: state >> 24)
+        }
+    }
+
+    /// Runs `chain` on RGBA `pixels` (width × height) in every format the filter takes, with 1 and 2 threads, and
+    /// compares with `definition` (RGBA bytes in, RGBA bytes out) within `tolerance` codes.
+    func check(_ chain: String, _ pixels: [UInt8], width: Int, height: Int, formats: [PixelFormat] = [.rgba, .bgra, .i420, .nv12],
+               tolerance: Int = 0, file: StaticString = #filePath, line: UInt = #line, _ definition: ([UInt8]) -> [UInt8]) throws {
+        let rgba = RawFrames.frame(pixels, format: .rgba, width: width, height: height, color: ColorDescription(matrix: .bt709, range: .full))
+        for format in formats {
+            let color: ColorDescription = format.isYUV ? .bt709 : ColorDescription(matrix: .bt709, range: .full)
+            let input = rgba.converted(to: format, color: color)
+            let inputRGBA = RawFrames.bytes(input.converted(to: .rgba))
+            let expected = RawFrames.bytes(RawFrames.frame(definition(inputRGBA), format: .rgba, width: width, height: height)
+                .converted(to: format, color: color))
+            for threads in [1, 2] {
+                let output = try TestSupport.apply(chain, to: input, threads: threads)
+                XCTAssertEqual(output.format, format, file: file, line: line)
+                let bytes = RawFrames.bytes(output)
+                let worst = TestSupport.maxDifference(bytes, expected)
+                XCTAssertLessThanOrEqual(worst, tolerance, "\(chain) on \(format) \(width)x\(height), \(threads) threads",
+                                         file: file, line: line)
+            }
+        }
+    }
+
+    /// Applies `transform` to each pixel's R, G, B (alpha kept) at its position.
+    static func perPixel(_ pixels: [UInt8], width: Int, _ transform: (_ rgb: [Int], _ x: Int, _ y: Int) -> [Int]) -> [UInt8] {
+        var out = pixels
+        for i in stride(from: 0, to: pixels.count, by: 4) {
+            let rgb = transform([Int(pixels[i]), Int(pixels[i + 1]), Int(pixels[i + 2])], (i / 4) % width, (i / 4) / width)
+            for c in 0..<3 { out[i + c] = UInt8(rgb[c]) }
+        }
+        return out
+    }
+
+    func testColorThresholdIsExact() throws {
+        let (width, height) = (67, 29)
+        // Every code appears in every channel (the first 256 pixels run through 0…255).
+        var pixels = Self.noise(4 * width * height, seed: 3)
+        for code in 0..<256 { for c in 0..<4 { pixels[4 * code + c] = UInt8(code) } }
+        for threshold in [0.0, 0.4, 0.45, 0.5, 102.0 / 255, 1.0] {
+            // v = code/255 at or above the threshold (10⁻⁶ of slack, so that 102/255 counts as reaching 0.4).
+            try check("color-threshold:threshold=\(threshold)", pixels, width: width, height: height) { rgba in
+                Self.perPixel(rgba, width: width) { rgb, _, _ in rgb.map { Double($0) / 255 >= threshold - 1e-6 ? 255 : 0 } }
+            }
+        }
+    }
+
+    /// The 8×8 Bayer index: bits of x ⊕ y and y interleaved, lowest bits most significant.
+    static func bayer(_ x: Int, _ y: Int) -> Int {
+        var value = 0
+        for bit in 0..<3 { value |= (((x ^ y) >> bit) & 1) << (2 * (2 - bit) + 1) | ((y >> bit) & 1) << (2 * (2 - bit)) }
+        return value
+    }
+
+    /// Level k = ⌊v·s + (B + ½)/64⌋ on v = code/255, in integers: ⌊(128·code·s + 255·(2B + 1)) / (255·128)⌋; the code
+    /// round(255·k/s), halves up.
+    static func dither(_ code: Int, levels: Int, x: Int, y: Int) -> Int {
+        let s = levels - 1
+        let k = (128 * code * s + 255 * (2 * bayer(x & 7, y & 7) + 1)) / (255 * 128)
+        return (510 * k + s) / (2 * s)
+    }
+
+    func testDitherIsExactForEveryCodePositionAndLevel() throws {
+        // 2051 × 16: at each of the 64 positions (x mod 8, y mod 8) the red channel takes every code.
+        let (width, height) = (2051, 16)
+        var pixels = [UInt8](repeating: 0, count: 4 * width * height)
+        for y in 0..<height {
+            for x in 0..<width {
+                let code = (x / 8) & 255, i = 4 * (y * width + x)
+                let values: [Int] = [code, 255 - code, (code * 7 + y) & 255, (x + y) & 255]
+                for c in 0..<4 { pixels[i + c] = UInt8(values[c]) }
+            }
+        }
+        let rgba = RawFrames.frame(pixels, format: .rgba, width: width, height: height)
+        for levels in 2...64 {
+            let expected = Self.perPixel(pixels, width: width) { rgb, x, y in rgb.map { Self.dither($0, levels: levels, x: x, y: y) } }
+            let output = RawFrames.bytes(try TestSupport.apply("dither:levels=\(levels)", to: rgba, threads: levels % 2 + 1))
+            XCTAssertEqual(TestSupport.maxDifference(output, expected), 0, "levels \(levels)")
+        }
+        // Odd sizes, every format, two threads.
+        let (w, h) = (45, 27)
+        let noise = Self.noise(4 * w * h, seed: 11)
+        for levels in [2, 3, 4, 7, 64] {
+            try check("dither:levels=\(levels)", noise, width: w, height: h) { rgba in
+                Self.perPixel(rgba, width: w) { rgb, x, y in rgb.map { Self.dither($0, levels: levels, x: x, y: y) } }
+            }
+        }
+    }
+
+    static let palettes: [String: [Int]] = [
+        "gameboy": [0x0f380f, 0x306230, 0x8bac0f, 0x9bbc0f],
+        "cga": [0x000000, 0x55ffff, 0xff55ff, 0xffffff],
+        "gray4": [0x000000, 0x555555, 0xaaaaaa, 0xffffff],
+        "rgb8": [0x000000, 0xff0000, 0x00ff00, 0x0000ff, 0xffff00, 0xff00ff, 0x00ffff, 0xffffff],
+        "pico8": [0x000000, 0x1d2b53, 0x7e2553, 0x008751, 0xab5236, 0x5f574f, 0xc2c3c7, 0xfff1e8,
+                  0xff004d, 0xffa300, 0xffec27, 0x00e436, 0x29adff, 0x83769c, 0xff77a8, 0xffccaa],
+    ]
+
+    /// The palette colour with the smallest squared distance to `rgb` over the bytes, the first on a tie.
+    static func nearest(_ rgb: [Int], _ palette: [Int]) -> [Int] {
+        var best: [Int] = [], distance = Int.max
+        for code in palette {
+            let c = [(code >> 16) & 255, (code >> 8) & 255, code & 255]
+            let d = zip(c, rgb).reduce(0) { $0 + ($1.0 - $1.1) * ($1.0 - $1.1) }
+            if d < distance { (best, distance) = (c, d) }
+        }
+        return best
+    }
+
+    func testPalettizeIsExactWithTiesAndCellBoundaries() throws {
+        for (name, palette) in Self.palettes.sorted(by: { $0.key < $1.key }) {
+            var colors: [[Int]] = []
+            // Every corner of the stage's 8×8×8 cells (coordinates 8n and 8n + 7): 64³ colours.
+            let corners = (0..<64).map { 8 * ($0 / 2) + 7 * ($0 % 2) }
+            for r in corners { for g in corners { for b in corners { colors.append([r, g, b]) } } }
+            // Colours at equal distance from two palette colours (midpoints, and points beside them on the bisecting
+            // plane), where the first of the two must win; and the palette colours themselves.
+            for (i, a) in palette.enumerated() {
+                for b in palette[(i + 1)...] {
+                    let ca = [(a >> 16) & 255, (a >> 8) & 255, a & 255], cb = [(b >> 16) & 255, (b >> 8) & 255, b & 255]
+                    let sum = zip(ca, cb).map { $0 + $1 }
+                    guard sum.allSatisfy({ $0 % 2 == 0 }) else { continue }
+                    let middle = sum.map { $0 / 2 }
+                    colors.append(middle)
+                    // middle + m·t with t ⟂ (b − a) stays equidistant from both: t = (d.y, −d.x, 0), (0, d.z, −d.y),
+                    // (d.z, 0, −d.x) for d = b − a, each divided by the gcd of its components.
+                    let d = zip(cb, ca).map { $0 - $1 }
+                    func gcd(_ a: Int, _ b: Int) -> Int { b == 0 ? abs(a) : gcd(b, a % b) }
+                    for t in [[d[1], -d[0], 0], [0, d[2], -d[1]], [d[2], 0, -d[0]]] {
+                        let g = t.reduce(0, gcd)
+                        guard g > 0 else { continue }
+                        for m in [1, -1, 3] {
+                            let point = zip(middle, t).map { $0 + m * $1 / g }
+                            guard point.allSatisfy({ (0...255).contains($0) }) else { continue }
+                            let da = zip(point, ca).reduce(0) { $0 + ($1.0 - $1.1) * ($1.0 - $1.1) }
+                            let db = zip(point, cb).reduce(0) { $0 + ($1.0 - $1.1) * ($1.0 - $1.1) }
+                            XCTAssertEqual(da, db)
+                            colors.append(point)
+                        }
+                    }
+                }
+                colors.append([(a >> 16) & 255, (a >> 8) & 255, a & 255])
+            }
+            // Random colours.
+            let noise = Self.noise(3 * 4000, seed: 7)
+            for i in 0..<4000 { colors.append([Int(noise[3 * i]), Int(noise[3 * i + 1]), Int(noise[3 * i + 2])]) }
+            let width = 509, height = (colors.count + width - 1) / width
+            var pixels = [UInt8](repeating: 0, count: 4 * width * height)
+            for (i, c) in colors.enumerated() {
+                pixels[4 * i] = UInt8(c[0]); pixels[4 * i + 1] = UInt8(c[1]); pixels[4 * i + 2] = UInt8(c[2]); pixels[4 * i + 3] = UInt8(i & 255)
+            }
+            // Colours whose smallest distance is shared by two palette colours (cga and gameboy have many).
+            let shared = colors.filter { c in
+                let distances = palette.map { code in
+                    zip([(code >> 16) & 255, (code >> 8) & 255, code & 255], c).reduce(0) { $0 + ($1.0 - $1.1) * ($1.0 - $1.1) }
+                }
+                return distances.filter { $0 == distances.min() }.count > 1
+            }.count
+            if name == "cga" || name == "gameboy" { XCTAssertGreaterThan(shared, 20, "\(name): colours with a tie in the test") }
+            try check("palettize:palette=\(name)", pixels, width: width, height: height, formats: [.rgba]) { rgba in
+                Self.perPixel(rgba, width: width) { rgb, _, _ in Self.nearest(rgb, palette) }
+            }
+            // Every format on a smaller, odd-sized frame.
+            let (w, h) = (37, 19)
+            try check("palettize:palette=\(name)", Array(pixels[..<(4 * w * h)]), width: w, height: h) { rgba in
+                Self.perPixel(rgba, width: w) { rgb, _, _ in Self.nearest(rgb, palette) }
+            }
+        }
+    }
+
+    func testMaskToAlphaIsTheLuma() throws {
+        let (width, height) = (53, 21)
+        let pixels = Self.noise(4 * width * height, seed: 9)
+        // White; alpha = Kr·R + Kg·G + Kb·B with the frame's matrix (BT.709 here), within 1 code (a Float sum rounded).
+        try check("mask-to-alpha", pixels, width: width, height: height, formats: [.rgba, .bgra], tolerance: 1) { rgba in
+            var out = rgba
+            for i in stride(from: 0, to: rgba.count, by: 4) {
+                let luma = 0.2126 * Double(rgba[i]) + 0.7152 * Double(rgba[i + 1]) + 0.0722 * Double(rgba[i + 2])
+                (out[i], out[i + 1], out[i + 2], out[i + 3]) = (255, 255, 255, UInt8(luma.rounded()))
+            }
+            return out
+        }
+    }
+}

@@ -36,7 +36,7 @@ struct PerPixel<Kernel: PixelKernel>: RGBARowKernel {
     }
 }
 
-/// The stage for filters defined on RGBA pixels (blend layers, screens, generators, palettes, stylized looks).
+/// The stage for filters defined on RGBA pixels (blend layers, palettes, thresholds, dither, stylized looks).
 ///
 /// RGBA frames are worked on directly (in place when the kernel reads only its own pixel). With a kernel that reads
 /// only its own pixel, I420 and NV12 frames go a band of `bandRows` rows at a time through small RGBA buffers that
@@ -47,7 +47,7 @@ struct PerPixel<Kernel: PixelKernel>: RGBARowKernel {
 /// in `configure`.
 ///
 /// ```swift
-/// let stage = RGBAProcessor(name: "checkerboard", kernel: PerPixel(Checkerboard(...)), slices: SliceRunner(threads: 1))
+/// let stage = RGBAProcessor(name: "color-threshold", kernel: ThresholdKernel(threshold: 0.4), slices: SliceRunner(threads: 1))
 /// ```
 final class RGBAProcessor<Kernel: RGBARowKernel>: VideoProcessor {
     let name: String

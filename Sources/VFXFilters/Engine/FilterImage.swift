@@ -32,6 +32,10 @@ struct FilterImage: Sendable {
             frame = first
         } catch let error as FilterError {
             throw error
+        } catch let error as MediaError {
+            // The reason without the path the media error starts with: the filter's error names the file once.
+            let text = error.description, named = error.path + ": "
+            throw FilterError.badFile(filter: filter, path: path, line: 0, reason: text.hasPrefix(named) ? String(text.dropFirst(named.count)) : text)
         } catch {
             throw FilterError.badFile(filter: filter, path: path, line: 0, reason: "\(error)")
         }

@@ -69,5 +69,7 @@ public struct YUVCoding: Sendable, Hashable {
 extension SIMD3 where Scalar == Float {
     /// Each component clamped to 0…1, component by component (the generic `pointwiseMin`/`pointwiseMax` can stay
     /// calls in other modules' per-pixel loops).
-    @inlinable public var clampedToUnit: SIMD3<Float> { SIMD3(min(max(x, 0), 1), min(max(y, 0), 1), min(max(z, 0), 1)) }
+    @inlinable public var clampedToUnit: SIMD3<Float> {
+        SIMD3(Swift.min(Swift.max(x, 0), 1), Swift.min(Swift.max(y, 0), 1), Swift.min(Swift.max(z, 0), 1))
+    }
 }

@@ -92,15 +92,14 @@ enum Lanes16 {
 
     /// The lanes as Floats: lanes 0–7, then 8–15.
     @inline(__always) static func floats(_ a: Vector) -> (SIMD8<Float>, SIMD8<Float>) {
-        (unsafeBitCast(_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(a))), to: SIMD8<Float>.self),
-         unsafeBitCast(_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(
-            _mm256_permutevar8x32_epi32(a, _mm256_setr_epi32(4, 5, 6, 7, 4, 5, 6, 7))))), to: SIMD8<Float>.self))
+        (_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(a))),
+         _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(
+            _mm256_permutevar8x32_epi32(a, _mm256_setr_epi32(4, 5, 6, 7, 4, 5, 6, 7))))))
     }
     /// Floats truncated toward zero into lanes 0–7 and 8–15, saturated to Int16.
     @inline(__always) static func truncating(_ low: SIMD8<Float>, _ high: SIMD8<Float>) -> Vector {
         // vpackssdw packs within 128-bit halves: low₀ high₀ low₁ high₁ in quarters; vpermd puts them back in order.
-        let packed = _mm256_packs_epi32(_mm256_cvttps_epi32(unsafeBitCast(low, to: __m256.self)),
-                                        _mm256_cvttps_epi32(unsafeBitCast(high, to: __m256.self)))
+        let packed = _mm256_packs_epi32(_mm256_cvttps_epi32(low), _mm256_cvttps_epi32(high))
         return _mm256_permutevar8x32_epi32(packed, _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7))
     }
 

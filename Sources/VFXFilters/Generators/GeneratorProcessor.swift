@@ -486,20 +486,19 @@ struct GradientWriter: GeneratorWriter {
 enum RampLanes {
     #if arch(x86_64) && VFX_HASWELL
     @inline(__always) static func unitClamped(_ v: SIMD8<Float>) -> SIMD8<Float> {
-        let clamped = _mm256_min_ps(_mm256_max_ps(unsafeBitCast(v, to: __m256.self), _mm256_setzero_ps()), _mm256_set1_ps(1))
-        return unsafeBitCast(clamped, to: SIMD8<Float>.self)
+        _mm256_min_ps(_mm256_max_ps(v, _mm256_setzero_ps()), _mm256_set1_ps(1))
     }
 
     /// √v from the 12-bit reciprocal root estimate (`vrsqrtps`, one cycle for eight lanes where `vsqrtps` takes six) and
     /// one Newton step: s = v·r, √v ≈ s·(1.5 − ½·s·r), relative error below 3·10⁻⁷. v is raised to 10⁻²⁰ first, so that
     /// v = 0 gives 10⁻¹⁰ rather than 0·∞.
     @inline(__always) static func squareRoots(_ v: SIMD8<Float>) -> SIMD8<Float> {
-        let value = _mm256_max_ps(unsafeBitCast(v, to: __m256.self), _mm256_set1_ps(1e-20))
-        let estimate = unsafeBitCast(_mm256_rsqrt_ps(value), to: SIMD8<Float>.self)
-        let root = unsafeBitCast(value, to: SIMD8<Float>.self) * estimate
+        let value = _mm256_max_ps(v, _mm256_set1_ps(1e-20))
+        let estimate = _mm256_rsqrt_ps(value)
+        let root = value * estimate
         return root * (1.5 - 0.5 * root * estimate)
     }
-    @inline(__always) private static func integers(_ v: SIMD8<Float>) -> __m256i { _mm256_cvtps_epi32(unsafeBitCast(v, to: __m256.self)) }
+    @inline(__always) private static func integers(_ v: SIMD8<Float>) -> __m256i { _mm256_cvtps_epi32(v) }
 
     /// Two rows of 16 values in 0…255, rounded to bytes: one conversion per eight, two packs and one permutation for
     /// all 32 (the packs work within 128-bit halves; the permutation puts each row's four-byte groups back in order).

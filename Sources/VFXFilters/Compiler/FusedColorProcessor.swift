@@ -65,9 +65,7 @@ final class FusedColorProcessor: VideoProcessor {
     func configure(for input: FrameFormat) throws -> FrameFormat {
         grayToColor = nil
         if input.pixelFormat == .gray8, let table = FusedColorProcessor.colorTable(for: run) {
-            var output = input
-            output.pixelFormat = .rgba
-            output.color = ColorDescription(matrix: input.color.matrix, range: .full)
+            let output = input.colorCapable
             grayToColor = (table, output.color)
             kernel = nil
             pool = BufferPool(format: .rgba, width: input.width, height: input.height, capacity: 2)

@@ -85,11 +85,7 @@ final class RGBAProcessor<Kernel: RGBARowKernel>: VideoProcessor {
         // Two bands per slice (the kernel's input and output); BGRA frames use one row of each.
         let bandHeight = input.pixelFormat == .bgra ? 1 : min(Self.bandRows, input.height)
         bands = banded ? (0..<(2 * slices.threads)).map { _ in PixelBuffer(format: .rgba, width: input.width, height: bandHeight) } : []
-        guard input.pixelFormat == .gray8 else { return input }
-        var output = input
-        output.pixelFormat = .rgba
-        output.color = ColorDescription(matrix: input.color.matrix, range: .full)
-        return output
+        return input.colorCapable
     }
 
     func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
@@ -181,5 +177,21 @@ private func swapRedAndBlue(_ source: UnsafeMutablePointer<UInt8>, into target: 
     for x in 0..<count {
         let p = from.loadUnaligned(fromByteOffset: 4 &* x, as: UInt32.self)
         to.storeBytes(of: (p & 0xFF00_FF00) | (p >> 16 & 0xFF) | (p & 0xFF) << 16, toByteOffset: 4 &* x, as: UInt32.self)
+    }
+}
+
+extension FrameFormat {
+    /// What a stage that may make colour out of gray writes for frames of this format: gray frames come out RGBA
+    /// (full range, the input's matrix), every other format as it is.
+    ///
+    /// ```swift
+    /// FrameFormat(pixelFormat: .gray8, width: 64, height: 64).colorCapable.pixelFormat   // .rgba
+    /// ```
+    var colorCapable: FrameFormat {
+        guard pixelFormat == .gray8 else { return self }
+        var output = self
+        output.pixelFormat = .rgba
+        output.color = ColorDescription(matrix: color.matrix, range: .full)
+        return output
     }
 }

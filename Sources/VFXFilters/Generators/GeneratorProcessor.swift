@@ -40,11 +40,7 @@ final class GeneratorProcessor: VideoProcessor {
     }
 
     func configure(for input: FrameFormat) throws -> FrameFormat {
-        var output = input
-        if input.pixelFormat == .gray8 {
-            output.pixelFormat = .rgba
-            output.color = ColorDescription(matrix: input.color.matrix, range: .full)
-        }
+        let output = input.colorCapable
         configured = input
         self.output = output
         writer = pattern.writer(for: output)

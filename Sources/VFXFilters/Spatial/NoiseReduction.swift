@@ -58,31 +58,27 @@ final class NoiseReductionProcessor: VideoProcessor {
             let (input, target) = (source.plane(index), output.plane(index))
             let (radius, threshold) = (self.radius, self.threshold)
             slices.run(rows: input.height) { rows in
-                for y in rows {
-                    Self.filter(row: y, input: input, target: target, radius: radius, threshold: threshold, keepsAlpha: keepsAlpha)
+                // The square's row pointers, refilled for each output row.
+                withUnsafeTemporaryAllocation(of: UnsafeMutablePointer<UInt8>.self, capacity: 2 * radius + 1) { square in
+                    for y in rows {
+                        for dy in -radius...radius { square[dy + radius] = input.row(min(max(y + dy, 0), input.height - 1)) }
+                        Self.filter(row: y, square: UnsafeBufferPointer(square), input: input, target: target, radius: radius,
+                                    threshold: threshold, keepsAlpha: keepsAlpha)
+                    }
                 }
             }
         }
         return withExtendedLifetime(source) { output }
     }
 
-    private static func filter(row y: Int, input: Plane, target: Plane, radius: Int, threshold: Int, keepsAlpha: Bool) {
-        let c = input.bytesPerPixel, width = input.width, height = input.height
+    private static func filter(row y: Int, square rows: UnsafeBufferPointer<UnsafeMutablePointer<UInt8>>, input: Plane,
+                               target: Plane, radius: Int, threshold: Int, keepsAlpha: Bool) {
+        let c = input.bytesPerPixel, width = input.width
         let output = target.row(y), here = input.row(y)
-        let rows = (-radius...radius).map { input.row(min(max(y + $0, 0), height - 1)) }
-        // Byte offsets whose squares lie inside the row: first ..< last.
+        // Byte offsets whose squares lie inside the row: first ..< last; the samples outside go one at a time.
         let first = radius * c, last = (width - radius) * c
-        var scalarRanges = [0..<(width * c)]
-        if last - first >= 16 {
-            var offset = first
-            while offset < last {
-                let start = min(offset, last - 16)   // the last step overlaps the one before: same values written twice
-                vector16(at: start, rows: rows, here: here, output: output, c: c, radius: radius, threshold: threshold)
-                offset += 16
-            }
-            scalarRanges = [0..<first, last..<(width * c)]
-        }
-        for range in scalarRanges {
+        /// The samples `range`, one at a time, with the square's columns clamped to the row.
+        func scalar(_ range: Range<Int>) {
             for i in range {
                 let x = i / c
                 var sum = 0, count = 0
@@ -99,6 +95,18 @@ final class NoiseReductionProcessor: VideoProcessor {
                 output[i] = UInt8((sum + count / 2) / count)
             }
         }
+        if last - first >= 16 {
+            var offset = first
+            while offset < last {
+                let start = min(offset, last - 16)   // the last step overlaps the one before: same values written twice
+                vector16(at: start, rows: rows, here: here, output: output, c: c, radius: radius, threshold: threshold)
+                offset += 16
+            }
+            scalar(0..<first)
+            scalar(last..<(width * c))
+        } else {
+            scalar(0..<(width * c))
+        }
         if keepsAlpha {
             for x in 0..<width { output[4 * x + 3] = here[4 * x + 3] }
         }
@@ -106,7 +114,7 @@ final class NoiseReductionProcessor: VideoProcessor {
 
     /// The 16 samples at byte offset `offset` (all of whose neighbours are inside the row).
     @inline(__always)
-    private static func vector16(at offset: Int, rows: [UnsafeMutablePointer<UInt8>], here: UnsafeMutablePointer<UInt8>,
+    private static func vector16(at offset: Int, rows: UnsafeBufferPointer<UnsafeMutablePointer<UInt8>>, here: UnsafeMutablePointer<UInt8>,
                                  output: UnsafeMutablePointer<UInt8>, c: Int, radius: Int, threshold: Int) {
         typealias L = Lanes16
         let center = L.widen16(here + offset)

@@ -83,11 +83,7 @@ final class ScreenProcessor: VideoProcessor {
 
     func configure(for input: FrameFormat) throws -> FrameFormat {
         configured = input
-        var output = input
-        if input.pixelFormat == .gray8 {
-            output.pixelFormat = .rgba
-            output.color = ColorDescription(matrix: input.color.matrix, range: .full)
-        }
+        let output = input.colorCapable
         outputColor = output.color
         pool = BufferPool(format: output.pixelFormat, width: input.width, height: input.height, capacity: 3)
         rows = ScreenRows(screen, format: input, slices: slices.threads)

@@ -324,7 +324,8 @@ struct Y4MClip {
 /// Every filter of the catalog timed in one run with its example's parameters (files it reads are made in the
 /// workspace: a `.cube` grade, a 256×256 logo with alpha, a gradient ramp, a mask), beside FFmpeg's equivalent
 /// graph where the filter has one (`FilterSpec.ffmpeg`): ratio beyond FFmpeg's read/write floor, as `run` does for
-/// one chain; the others in milliseconds per frame. `overlay` and `text` have a second row each for the issue's
+/// one chain; the others in milliseconds per frame. The clip is I420; a filter that does not take I420
+/// (`mask-to-alpha`) is timed on the same frames converted, untimed, to its first format. `overlay` and `text` have a second row each for the issue's
 /// per-frame targets (the logo at 256×256; a running timecode in the default style).
 ///
 /// Each filter is timed on its own number of frames (`CatalogEntry.frames`, see `catalogFrameCount`): `frames` for
@@ -377,6 +378,8 @@ extension FilterBenchmark {
         public let name: String
         public let family: String
         public let chain: String
+        /// The frames' layout: `i420` (the clip's), or the filter's first format when it does not take I420.
+        public let pixelFormat: String
         /// The frames both sides were timed on (from `frames` to `framesHeld`: more for a fast filter).
         public let frames: Int
         public let vfxMillisecondsPerFrame: Double
@@ -426,9 +429,23 @@ extension FilterBenchmark {
             if spec.name == "overlay" { runs.append((spec, "overlay:file=logo.png:position=0.85x0.05:scale=1")) }
             if spec.name == "text" { runs.append((spec, "text:text={timecode}")) }
         }
+        // A filter that does not take I420 (`mask-to-alpha`: RGBA, BGRA) is timed on the clip's frames converted
+        // (untimed) to its first format, at most `heldBytes` of them.
+        var converted: [PixelFormat: [VideoFrame]] = [:]
+        func heldFrames(_ format: PixelFormat, _ count: Int) -> [VideoFrame] {
+            guard format != .i420 else { return Array(frames.frames.prefix(count)) }
+            var held = converted[format] ?? []
+            let frameBytes = (0..<format.planeCount).reduce(0) { total, plane in
+                let size = format.planeSize(plane, width: frames.width, height: frames.height)
+                return total + size.width * size.height * format.bytesPerPixel(plane: plane)
+            }
+            let most = max(least, CatalogOptions.heldBytes / frameBytes)
+            for frame in frames.frames.dropFirst(held.count).prefix(min(count, most) - held.count) { held.append(frame.converted(to: format)) }
+            converted[format] = held
+            return Array(held.prefix(count))
+        }
         for (spec, example) in runs {
-            // The clip is I420; filters that need other frames (mask-to-alpha: RGBA) are left out.
-            guard spec.pixelFormats.contains(.i420) else { continue }
+            guard let input = spec.pixelFormats.contains(.i420) ? .i420 : spec.pixelFormats.first else { continue }
             // The example, with the files it reads made here.
             var description = try FilterChain(parsing: example).filters.first { $0.name == spec.name } ?? FilterDescription(spec.name)
             for parameter in spec.parameters {
@@ -438,18 +455,21 @@ extension FilterBenchmark {
                 try description.set(parameter.key, .text(file))
             }
             let chain = FilterChain([description])
-            let graph = spec.ffmpeg?(try description.arguments())?.replacingOccurrences(of: "source_fps", with: "(\(frames.rate))")
+            // FFmpeg reads the I420 clip: a filter timed on other frames gets no ratio.
+            let graph = input != .i420 ? nil
+                : spec.ffmpeg?(try description.arguments())?.replacingOccurrences(of: "source_fps", with: "(\(frames.rate))")
             // An example that does not fit the frame (`crop` 100 pixels in, at 64×36) is reported and left out.
             var timer: ProcessingTimer
             do {
-                timer = try ProcessingTimer(chain, frames: Array(frames.frames.prefix(least)), threads: options.threads)
+                timer = try ProcessingTimer(chain, frames: heldFrames(input, least), threads: options.threads)
             } catch {
                 skipped(spec.name, "\(error)")
                 continue
             }
             // A first pass (untimed in the row) on the fewest frames picks the filter's count.
-            let count = try catalogFrameCount(secondsPerFrame: timer.pass() / Double(least), frames: least, most: frames.frames.count)
-            timer.frames = Array(frames.frames.prefix(count))
+            timer.frames = heldFrames(input, try catalogFrameCount(secondsPerFrame: timer.pass() / Double(least), frames: least,
+                                                                   most: frames.frames.count))
+            let count = timer.frames.count
             // FFmpeg's floor on as many frames, in the same rounds (on a shared machine it moves by a third from one
             // run to the next, as much as a fast filter's whole work); a filter that shrinks the frame gets a floor
             // that writes frames of its output's size.
@@ -472,7 +492,8 @@ extension FilterBenchmark {
             }
             timer.processor.release()
             let beyond = graph != nil && failure == nil && ffmpeg > floor ? (ffmpeg - floor) : nil
-            let entry = CatalogEntry(name: spec.name, family: spec.family.rawValue, chain: chain.description, frames: count,
+            let entry = CatalogEntry(name: spec.name, family: spec.family.rawValue, chain: chain.description,
+                                     pixelFormat: input.rawValue, frames: count,
                                      vfxMillisecondsPerFrame: processing / Double(count) * 1000, ffmpegGraph: graph,
                                      ffmpegMillisecondsPerFrame: beyond.map { $0 / Double(count) * 1000 },
                                      ratio: beyond.map { $0 / processing }, ffmpegError: failure)

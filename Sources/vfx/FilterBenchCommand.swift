@@ -90,7 +90,8 @@ enum FilterBenchCommand {
             let ffmpeg = entry.ffmpegMillisecondsPerFrame.map { String(format: "%.2f", $0) } ?? "—"
             let ratio = entry.ratio.map { String(format: "%.1f×", $0) } ?? "—"
             let graph = entry.ffmpegGraph.map { "`\($0.replacingOccurrences(of: "|", with: "\\|"))`" } ?? "—"
-            let line = "| \(entry.name) | \(entry.family) | \(entry.frames) | \(String(format: "%.2f", entry.vfxMillisecondsPerFrame)) "
+            let name = entry.pixelFormat == "i420" ? entry.name : "\(entry.name) (\(entry.pixelFormat))"
+            let line = "| \(name) | \(entry.family) | \(entry.frames) | \(String(format: "%.2f", entry.vfxMillisecondsPerFrame)) "
                 + "| \(ffmpeg) | \(ratio) | \(graph) |\n"
             FileHandle.standardOutput.write(Data(line.utf8))   // unbuffered: each row as soon as it is measured
         }

@@ -6,9 +6,9 @@ import Testing
 /// Small frames and few of them keep it fast; the timings themselves are not checked (a benchmark's numbers, not a
 /// test's).
 @Suite struct CatalogBenchTests {
-    static func entries(_ extra: [String]) throws -> [[String: Any]] {
+    static func entries(only: String = "hue,gaussian-blur", _ extra: [String]) throws -> [[String: Any]] {
         let result = try CommandLineRun.vfx(["bench", "--catalog", "--size", "64x36", "--repeats", "1",
-                                             "--only", "hue,gaussian-blur", "--json"] + extra)
+                                             "--only", only, "--json"] + extra)
         #expect(result.status == 0, "\(result.stderr)")
         return try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [[String: Any]])
     }
@@ -58,5 +58,21 @@ import Testing
         #expect(names.contains("hue") && !names.contains("crop"), "\(names)")
         let stderr = result.stderr
         #expect(stderr.contains("vfx: crop left out at 64x36: crop: x must be less than the frame width 64"), "\(stderr)")
+    }
+
+    /// A filter that does not take I420 (`mask-to-alpha`: RGBA and BGRA only) is timed on the clip's frames converted to
+    /// its first format, says so in its row (`pixelFormat`, and "(rgba)" in the table), and has no FFmpeg ratio (FFmpeg
+    /// reads the I420 clip); an I420 filter's row says `i420`.
+    @Test func filterWithoutI420IsTimedOnItsOwnFormat() throws {
+        let rows = try Self.entries(only: "mask-to-alpha,hue", ["--frames", "2", "--max-frames", "4"])
+        let mask = try #require(rows.first { $0["name"] as? String == "mask-to-alpha" }, "\(rows)")
+        #expect(mask["pixelFormat"] as? String == "rgba", "\(mask)")
+        #expect(mask["ratio"] == nil && mask["ffmpegGraph"] == nil, "\(mask)")
+        #expect((mask["vfxMillisecondsPerFrame"] as? Double ?? 0) > 0, "\(mask)")
+        #expect(rows.first { $0["name"] as? String == "hue" }?["pixelFormat"] as? String == "i420", "\(rows)")
+        let table = try CommandLineRun.vfx(["bench", "--catalog", "--size", "64x36", "--repeats", "1", "--only", "mask-to-alpha",
+                                            "--frames", "2", "--max-frames", "2"])
+        #expect(String(decoding: table.stdout, as: UTF8.self).contains("| mask-to-alpha (rgba) | color-effect | 2 |"),
+                "\(table.stdout)")
     }
 }

@@ -190,7 +190,8 @@ final class ColorReductionTests: XCTestCase {
     func testMaskToAlphaIsTheLuma() throws {
         let (width, height) = (53, 21)
         let pixels = Self.noise(4 * width * height, seed: 9)
-        // White; alpha = Kr·R + Kg·G + Kb·B with the frame's matrix (BT.709 here), within 1 code (a Float sum rounded).
+        // White; alpha = Kr·R + Kg·G + Kb·B with the frame's matrix (BT.709 here), rounded: within 1 code (the weights in
+        // 1/65536 put the sum within 0.006 of a code, so it rounds the other way only that close to a half code).
         try check("mask-to-alpha", pixels, width: width, height: height, formats: [.rgba, .bgra], tolerance: 1) { rgba in
             var out = rgba
             for i in stride(from: 0, to: rgba.count, by: 4) {

@@ -268,26 +268,41 @@ struct DitherKernel: RGBARowKernel {
     }
 }
 
-/// White with alpha = luma: alpha = Kr·R + Kg·G + Kb·B on v = code/255, times 255 plus ½, truncated (in Float, as
-/// ((Kr·r + Kg·g) + Kb·b)). A plain loop over the pixels, which the compiler vectorizes.
+/// White with alpha = luma: alpha = Kr·R + Kg·G + Kb·B on the codes, rounded, with the weights in 1/65536 (summing to
+/// 65536, so white stays 255): within 0.006 of a code of the exact value, 8 pixels per step in 32-bit lanes.
 ///
 /// ```swift
 /// let kernel = MaskToAlphaKernel(weights: LumaWeights(.bt709))
 /// ```
 struct MaskToAlphaKernel: RGBARowKernel {
-    let weights: LumaWeights
+    let red: UInt32, green: UInt32, blue: UInt32
+
+    init(weights: LumaWeights) {
+        red = UInt32((weights.red * 65536).rounded())
+        green = UInt32((weights.green * 65536).rounded())
+        blue = 65536 - red - green
+    }
 
     var readsOnlyItsPixel: Bool { true }
 
+    @inline(__always) private func pixels<V: SIMD>(_ p: V) -> V where V.Scalar == UInt32 {
+        let mask = V(repeating: 0xFF)
+        let luma = (p & mask) &* red &+ ((p &>> 8) & mask) &* green &+ ((p &>> 16) & mask) &* blue &+ 32768
+        return (luma &>> 16) &<< 24 | 0x00FF_FFFF
+    }
+
     func run(row y: Int, source: Plane, target: Plane, width: Int, height: Int) {
         let input = UnsafeRawPointer(source.row(y)), output = UnsafeMutableRawPointer(target.row(y))
-        let (kr, kg, kb) = (weights.red, weights.green, weights.blue)
-        for x in 0..<width {
-            let p = input.loadUnaligned(fromByteOffset: 4 &* x, as: UInt32.self)
-            let r = Float(p & 0xFF) * (1 / 255), g = Float((p >> 8) & 0xFF) * (1 / 255), b = Float((p >> 16) & 0xFF) * (1 / 255)
-            let alpha = ((kr * r + kg * g) + kb * b) * 255 + 0.5
-            let code = UInt32(truncatingIfNeeded: Int32(min(max(alpha, 0), 255)))
-            output.storeBytes(of: 0x00FF_FFFF | code << 24, toByteOffset: 4 &* x, as: UInt32.self)
+        var x = 0
+        while x + 8 <= width {
+            output.storeBytes(of: pixels(input.loadUnaligned(fromByteOffset: 4 &* x, as: SIMD8<UInt32>.self)),
+                              toByteOffset: 4 &* x, as: SIMD8<UInt32>.self)
+            x += 8
+        }
+        while x < width {
+            let p = SIMD2<UInt32>(repeating: input.loadUnaligned(fromByteOffset: 4 &* x, as: UInt32.self))
+            output.storeBytes(of: pixels(p).x, toByteOffset: 4 &* x, as: UInt32.self)
+            x += 1
         }
     }
 }

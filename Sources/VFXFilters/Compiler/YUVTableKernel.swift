@@ -106,9 +106,9 @@ final class YUVTableKernel: ColorKernel {
                     let fu = fraction[cb], fv = fraction[cr]
                     // The triangle of the (Cb, Cr) cell that holds the point, as weights in 1/256 on the cell's four
                     // corners: (0,0), then (1,0) or (0,1) by the larger fraction, then (1,1); the fourth weighs 0.
-                    let middle = abs(fu - fv)
-                    let weights = SIMD4<Int16>(Int16(256 - max(fu, fv)), Int16(fu >= fv ? middle : 0),
-                                               Int16(fu >= fv ? 0 : middle), Int16(min(fu, fv)))
+                    // Packed as four 16-bit lanes of one integer (cheaper than building a vector lane by lane).
+                    let middle = UInt64(abs(fu - fv)), alongCb = fu >= fv
+                    let weights = UInt64(256 - max(fu, fv)) | (alongCb ? middle << 16 : middle << 32) | UInt64(min(fu, fv)) << 48
                     let entry = (Int(cell[cr]) * cells + Int(cell[cb])) * 256
                     let x0 = 2 * cx, x1 = min(2 * cx + 1, width - 1)
                     let y00 = Int(top[x0]), y01 = Int(top[x1]), y10 = Int(bottom[x0]), y11 = Int(bottom[x1])
@@ -127,13 +127,14 @@ final class YUVTableKernel: ColorKernel {
     }
 
     /// The four pixels' output luma codes (bytes 0–3 of `luma`: top left, top right, bottom left, bottom right) and the
-    /// block's output chroma, each the weighted sum of its entry's corners, rounded from 1/(128·256) of a code.
+    /// block's output chroma, each the weighted sum of its entry's corners (`weights`: four 16-bit lanes, lowest first),
+    /// rounded from 1/(128·256) of a code.
     @inline(__always)
     private static func lookup(_ luma: UnsafeMutablePointer<SIMD4<Int16>>, _ y00: Int, _ y01: Int, _ y10: Int, _ y11: Int,
-                               chroma: UnsafeMutablePointer<SIMD8<Int16>>, _ weights: SIMD4<Int16>)
+                               chroma: UnsafeMutablePointer<SIMD8<Int16>>, _ weights: UInt64)
         -> (luma: UInt32, cb: UInt8, cr: UInt8) {
         #if arch(x86_64) && VFX_HASWELL
-        let w = _mm_set1_epi64x(unsafeBitCast(weights, to: Int64.self))
+        let w = _mm_set1_epi64x(Int64(bitPattern: weights))
         func pair(_ a: Int, _ b: Int) -> __m128i {
             _mm_set_epi64x(unsafeBitCast(luma[b], to: Int64.self), unsafeBitCast(luma[a], to: Int64.self))
         }
@@ -147,7 +148,7 @@ final class YUVTableKernel: ColorKernel {
         return (UInt32(truncatingIfNeeded: _mm_cvtsi128_si32(bytes)), UInt8(truncatingIfNeeded: cbcr[0]),
                 UInt8(truncatingIfNeeded: cbcr[1]))
         #else
-        let w = SIMD4<Int32>(truncatingIfNeeded: weights)
+        let w = SIMD4<Int32>(truncatingIfNeeded: unsafeBitCast(weights, to: SIMD4<Int16>.self))
         @inline(__always) func code(_ corners: SIMD4<Int16>) -> UInt32 {
             UInt32(truncatingIfNeeded: ((SIMD4<Int32>(truncatingIfNeeded: corners) &* w).wrappedSum() + (1 << 14)) >> 15)
         }

@@ -16,8 +16,9 @@ extension FilterSpec {
     ///   clockwise (y points down), −360…360, default 0.
     /// - Formats: all (every plane at its own resolution; chroma with half the radius).
     /// - Kernel: tap by tap. Sample s sits at the same offset from every pixel, between the same two neighbours
-    ///   across the line with the same weights, so the plane is rewritten once as 16-bit pairs of neighbours and each
-    ///   sample is one multiply-add of pairs with its two weights (`vpmaddwd`), 32 samples per step, summed exactly in
+    ///   across the line with the same weights, so the rows it reaches are rewritten as 16-bit pairs of neighbours (a
+    ///   ring of rows that stays in cache) and each sample is one multiply-add of pairs with its two weights
+    ///   (`vpmaddwd`), 32 samples per step, summed exactly in
     ///   32 bits with integer weights that add up to a power of two (the mean is a shift). Within one code of the
     ///   definition; the cost grows with the radius (2K+1 taps).
     ///
@@ -64,8 +65,7 @@ extension FilterDescription {
     }
 }
 
-/// The stage of `motion-blur`: per plane, `PlaneMotionBlur` rewrites the plane as pairs and sums its taps into a pool
-/// buffer.
+/// The stage of `motion-blur`: `PlaneMotionBlur` per plane, into a pool buffer.
 final class MotionBlurProcessor: VideoProcessor {
     /// The format `configure` sized the buffers for.
     private var configured: FrameFormat?
@@ -86,7 +86,8 @@ final class MotionBlurProcessor: VideoProcessor {
         planes = (0..<format.planeCount).map { index in
             let size = format.planeSize(index, width: input.width, height: input.height)
             return PlaneMotionBlur(width: size.width, height: size.height, channels: format.bytesPerPixel(plane: index),
-                                   radius: radius * Double(size.width) / Double(input.width), degrees: degrees)
+                                   radius: radius * Double(size.width) / Double(input.width), degrees: degrees,
+                                   slices: slices.threads)
         }
         pool = BufferPool(format: format, width: input.width, height: input.height, capacity: 4)
         return input
@@ -99,8 +100,7 @@ final class MotionBlurProcessor: VideoProcessor {
         output.withMutablePlanes { targets in
             for (index, target) in targets.enumerated() {
                 let blur = planes[index], plane = source.plane(index)
-                slices.run(rows: blur.pairRows) { rows in blur.pair(plane, rows: rows) }
-                slices.run(rows: target.height) { rows in blur.blur(into: target, rows: rows) }
+                slices.forEachSlice(of: target.height) { rows, slice in blur.blur(plane, into: target, rows: rows, slice: slice) }
             }
         }
         return withExtendedLifetime(source) { output }
@@ -118,32 +118,33 @@ final class MotionBlurProcessor: VideoProcessor {
 /// offsets and weights are the same for every pixel, so each sample is a *tap*: a fixed pair of neighbours at a
 /// fixed offset, with two fixed weights.
 ///
-/// `pair` rewrites the plane once per frame as *pairs* of 16-bit samples: each sample next to its neighbour across
+/// The rows the taps reach are rewritten as *pair rows* of 16-bit samples: each sample next to its neighbour across
 /// the line (the row below when the line runs along x, the next pixel when it runs along y), with clamped padding
-/// of `margin` pixels on both sides and a clamped row above. A tap is then one multiply-add of eight pairs with its
-/// two weights (`vpmaddwd`), and `blur` sums the 2K+1 taps of 32 samples in 32-bit registers before it writes
-/// them. The weights are integers that sum to exactly 2^`shift` (the rounding of each is carried to the next),
+/// of `margin` pixels on both sides. A tap is then one multiply-add of eight pairs with its two weights
+/// (`vpmaddwd`), and `blur` sums the 2K+1 taps of 32 samples in 32-bit registers before it writes them. Each slice
+/// keeps the pair rows of the rows its taps reach in a ring (as many rows as the taps span: one at 0°, about
+/// 2K·|t| + 2 along x, 2K + 1 along y), adding each row once as the output row moves down, so they stay in cache. The weights are integers that sum to exactly 2^`shift` (the rounding of each is carried to the next),
 /// so the mean is a shift, rounded half up: a constant plane stays constant, and every output is within one code of
 /// the definition evaluated exactly (each of the 2(2K+1) weights is within 2^−`shift` of its ideal share, and
 /// 2^`shift` ≥ 16384·(2K+1) up to 2K+1 = 512, so the sum is within 0.07 of a code of the exact mean).
 final class PlaneMotionBlur: @unchecked Sendable {
-    // Sendable: the taps are immutable; `pairs` is written by `pair` (disjoint rows per slice) and only read by `blur`,
-    // which runs after every slice of `pair` has returned.
+    // Sendable: the taps are immutable; each slice writes and reads only its own ring of pair rows.
     let width: Int, height: Int, channels: Int
     let horizontalMajor: Bool
     /// K: the line has 2K + 1 samples.
     let steps: Int
     /// The weights sum to 2^shift.
     let shift: Int
-    /// Rows of `pairs`: index i holds row i − 1 (row −1 is the clamped row above).
-    var pairRows: Int { height + 1 }
     private let taps: [Tap]
+    /// The first and last row offsets of the taps; the ring holds `ringRows` pair rows per slice.
+    private let firstRow: Int, lastRow: Int, ringRows: Int
     /// Pixels of clamped padding on each side of a pair row (the farthest tap along the row, plus one).
     private let margin: Int
     /// Int16 from one pair row to the next: two per sample of the padded row, plus 32 samples of slack for the last,
     /// partial block.
     private let pairStride: Int
-    private let pairs: UnsafeMutablePointer<Int16>
+    /// The slices' rings of pair rows, one after the other.
+    private let rings: UnsafeMutablePointer<Int16>
 
     struct Tap {
         /// Offset of the tap's first neighbour from the output pixel: rows, and pixels along the row.
@@ -152,7 +153,7 @@ final class PlaneMotionBlur: @unchecked Sendable {
         let first: Int16, second: Int16
     }
 
-    init(width: Int, height: Int, channels: Int, radius: Double, degrees: Double) {
+    init(width: Int, height: Int, channels: Int, radius: Double, degrees: Double, slices: Int) {
         self.width = width
         self.height = height
         self.channels = channels
@@ -187,54 +188,69 @@ final class PlaneMotionBlur: @unchecked Sendable {
         self.taps = taps
         margin = taps.reduce(0) { max($0, abs($1.columns)) } + 1
         pairStride = 2 * ((width + 2 * margin) * channels + 32)
-        pairs = .allocate(capacity: pairStride * (height + 1))
+        firstRow = taps.reduce(0) { min($0, $1.rows) }
+        lastRow = taps.reduce(0) { max($0, $1.rows) }
+        // Pair rows exist for rows −1…height − 1 (row −1: the clamped row above, paired with row 0).
+        ringRows = min(lastRow - firstRow + 1, height + 1)
+        rings = .allocate(capacity: pairStride * ringRows * max(slices, 1))
     }
 
-    deinit { pairs.deallocate() }
+    deinit { rings.deallocate() }
 
-    /// Writes pair rows `rows` (see `pairRows`) from `source`: sample q of pair row i is (A, B), A the source sample
-    /// at row i − 1 and pixel q / channels − margin, B its neighbour across the line, coordinates clamped.
-    func pair(_ source: Plane, rows: Range<Int>) {
+    /// Writes pair row r (−1…height − 1) of `source` at `row`: sample q is (A, B), A the source sample at row r and
+    /// pixel q / channels − margin, B its neighbour across the line, coordinates clamped.
+    private func pair(_ source: Plane, row r: Int, into row: UnsafeMutablePointer<Int16>) {
         let c = channels, last = height - 1, lastX = width - 1
         let (dr, dc) = horizontalMajor ? (1, 0) : (0, 1)
         let base = UnsafePointer(source.baseAddress)
         let padded = (width + 2 * margin) * c + 32
         // Samples that have both neighbours inside the row go sixteen at a time.
         let interior = (width - dc) * c, vectorEnd = interior / 16 * 16
-        for index in rows {
-            let first = base + min(max(index - 1, 0), last) * source.bytesPerRow
-            let second = base + min(max(index - 1 + dr, 0), last) * source.bytesPerRow
-            let row = pairs + index * pairStride
-            let origin = row + 2 * margin * c
-            for i in stride(from: 0, to: vectorEnd, by: 16) {
-                let (low, high) = Lanes16.zipWidened(first + i, second + i + dc * c)
-                let target = UnsafeMutableRawPointer(origin + 2 * i).assumingMemoryBound(to: UInt8.self)
-                Lanes16.store(low, to: target)
-                Lanes16.store(high, to: target + 32)
-            }
-            /// Sample q of the padded row, clamped.
-            @inline(__always) func fill(_ q: Int) {
-                let x = q / c - margin, k = q % c
-                row[2 * q] = Int16(first[min(max(x, 0), lastX) * c + k])
-                row[2 * q + 1] = Int16(second[min(max(x + dc, 0), lastX) * c + k])
-            }
-            for q in 0..<(margin * c) { fill(q) }
-            for q in (margin * c + vectorEnd)..<padded { fill(q) }
+        let first = base + min(max(r, 0), last) * source.bytesPerRow
+        let second = base + min(max(r + dr, 0), last) * source.bytesPerRow
+        let origin = row + 2 * margin * c
+        for i in stride(from: 0, to: vectorEnd, by: 16) {
+            let (low, high) = Lanes16.zipWidened(first + i, second + i + dc * c)
+            let target = UnsafeMutableRawPointer(origin + 2 * i).assumingMemoryBound(to: UInt8.self)
+            Lanes16.store(low, to: target)
+            Lanes16.store(high, to: target + 32)
         }
+        /// Sample q of the padded row, clamped.
+        @inline(__always) func fill(_ q: Int) {
+            let x = q / c - margin, k = q % c
+            row[2 * q] = Int16(first[min(max(x, 0), lastX) * c + k])
+            row[2 * q + 1] = Int16(second[min(max(x + dc, 0), lastX) * c + k])
+        }
+        for q in 0..<(margin * c) { fill(q) }
+        for q in (margin * c + vectorEnd)..<padded { fill(q) }
     }
 
-    /// Output rows `rows`: for each block of 32 samples, the sum of every tap's pairs times its weights.
-    func blur(into target: Plane, rows: Range<Int>) {
+    /// Output rows `rows` of `target`, with ring `slice`: for each block of 32 samples, the sum of every tap's pairs
+    /// times its weights.
+    func blur(_ source: Plane, into target: Plane, rows: Range<Int>, slice: Int) {
         let c = channels, samples = width * c
+        let ring = rings + slice * ringRows * pairStride
+        /// The ring's place of pair row r.
+        @inline(__always) func place(_ r: Int) -> UnsafeMutablePointer<Int16> { ring + ((r + 1) % ringRows) * pairStride }
+        /// The last pair row in the ring (rows start at −1).
+        var added = -2
         let shift = SIMD8<Int32>(repeating: Int32(self.shift)), half = SIMD8<Int32>(repeating: Int32(1) << (self.shift - 1))
         taps.withUnsafeBufferPointer { taps in
             withUnsafeTemporaryAllocation(of: UnsafePointer<Int16>.self, capacity: taps.count) { starts in
                 withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { spare in
                     let spare = spare.baseAddress.unsafelyUnwrapped
                     for y in rows {
+                        // The pair rows this output row reaches that are not in the ring yet.
+                        let low = max(y + firstRow, -1), high = min(y + lastRow, height - 1)
+                        var r = max(low, added + 1)
+                        while r <= high {
+                            pair(source, row: r, into: place(r))
+                            r += 1
+                        }
+                        added = high
                         for (index, tap) in taps.enumerated() {
-                            let row = min(max(y + tap.rows, -1), height - 1) + 1
-                            starts[index] = UnsafePointer(pairs + row * pairStride + 2 * (margin + tap.columns) * c)
+                            let row = min(max(y + tap.rows, -1), height - 1)
+                            starts[index] = UnsafePointer(place(row) + 2 * (margin + tap.columns) * c)
                         }
                         let output = target.row(y)
                         for i in stride(from: 0, to: samples, by: 32) {
@@ -263,7 +279,7 @@ final class PlaneMotionBlur: @unchecked Sendable {
     }
 }
 
-/// The stage of `zoom-blur`: per plane, n passes between two 16-bit planes made at configure time.
+/// The stage of `zoom-blur`: `PlaneZoomBlur` per plane, into a pool buffer.
 final class ZoomBlurProcessor: VideoProcessor {
     /// The format `configure` sized the buffers for.
     private var configured: FrameFormat?
@@ -286,7 +302,8 @@ final class ZoomBlurProcessor: VideoProcessor {
             let size = format.planeSize(index, width: input.width, height: input.height)
             return PlaneZoomBlur(width: size.width, height: size.height, channels: format.bytesPerPixel(plane: index),
                                  center: (center.x * Double(size.width), center.y * Double(size.height)),
-                                 totalScale: max(0, 1 - amount / halfDiagonal), samples: Int(amount.rounded(.up)) + 1)
+                                 totalScale: max(0, 1 - amount / halfDiagonal), samples: Int(amount.rounded(.up)) + 1,
+                                 slices: slices.threads)
         }
         pool = BufferPool(format: format, width: input.width, height: input.height, capacity: 4)
         return input
@@ -295,11 +312,15 @@ final class ZoomBlurProcessor: VideoProcessor {
     func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
         try FrameCheck.require(frame, matches: configured, filter: "zoom-blur")
         guard amount > 0 else { return frame }
-        var frame = frame
-        frame.withMutablePlanes(pool: pool) { targets in
-            for (blur, plane) in zip(planes, targets) { blur.run(plane, slices: slices) }
+        let source = frame
+        var output = source.makeSibling(pool: pool)
+        output.withMutablePlanes { targets in
+            for (index, target) in targets.enumerated() {
+                let blur = planes[index], plane = source.plane(index)
+                slices.forEachSlice(of: target.height) { rows, slice in blur.run(plane, into: target, rows: rows, slice: slice) }
+            }
         }
-        return frame
+        return withExtendedLifetime(source) { output }
     }
 
     func release() {
@@ -311,31 +332,40 @@ final class ZoomBlurProcessor: VideoProcessor {
 /// Zoom blur of one plane (see `FilterSpec.zoomBlur`): pass k averages the previous result with itself scaled
 /// about the centre by `s^(2ᵏ)`, sampled bilinearly with clamped coordinates.
 ///
-/// The passes work on two planes of 16-bit samples holding 128 × the value (seven bits below the byte; each pass
-/// rounds to them, so n passes drift by at most n/256 of a code), half the memory traffic of floats. Scaling about a
-/// point is separable: a source row depends only on the output row and a source column only on the output column, so
-/// each pass's rows and columns are tables made at configure time. An output row is the vertical mix of its two
-/// source rows, sixteen samples at a time in 16-bit lanes (`vpmulhrsw` with the weight in Q15), kept as floats in a
-/// row buffer; then the horizontal mix. With a scale of at most 1 the lower neighbours of eight consecutive output
-/// samples lie within eight consecutive samples of that row (for one, two or four channels), so eight of them are one
-/// load and one lane permutation (`vpermps`) from the block's first, and their upper neighbours the same from `channels`
-/// further; the average with the previous result is then rounded back to 16 bits.
+/// Rows of every pass are 16-bit samples holding 128 × the value (seven bits below the byte; each pass rounds to
+/// them, so n passes drift by at most n/256 of a code). Scaling about a point is separable: a source row depends
+/// only on the output row and a source column only on the output column, so each pass's rows and columns are tables
+/// made at configure time. An output row is the vertical mix of its two source rows, sixteen samples at a time in
+/// 16-bit lanes (`vpmulhrsw` with the weight in Q15), kept as floats in a row buffer; then the horizontal mix. With a
+/// scale of at most 1 the lower neighbours of eight consecutive output samples lie within eight consecutive samples of
+/// that row (for one, two or four channels), so eight of them are one load and one lane permutation (`vpermps`) from
+/// the block's first, and their upper neighbours the same from `channels` further; the average with the previous
+/// result is then rounded back to 16 bits.
+///
+/// The passes run as a pipeline of rows, not plane after plane. Row y of a pass needs rows y, lower(y) and upper(y)
+/// of the one before; those never lie above the lowest row that any later row needs, and never below the highest one
+/// reached so far. So each pass keeps its rows in a ring just deep enough for that window (a few rows when the scale is
+/// near 1), computes a row only when the next pass asks for it, and the whole pipeline works in cache: the frame is
+/// read once and written once, whatever the number of passes.
 final class PlaneZoomBlur: @unchecked Sendable {
-    // Sendable: the tables are immutable; the two 16-bit planes are owned here, and each pass writes disjoint rows of
-    // one and reads the other.
+    // Sendable: the tables are immutable; each slice works in its own part of `scratch`.
     let width: Int, height: Int, channels: Int
     let center: (x: Double, y: Double)
     /// Scale of each pass: s, s², s⁴, …
     let scales: [Float]
     private let samples: Int
-    private let planes: (UnsafeMutablePointer<Int16>, UnsafeMutablePointer<Int16>)
-    /// Per pass, for each output row: the two source rows and the lower one's… upper one's weight.
+    /// Per pass, for each output row: the two source rows and the upper one's weight.
     private let rowTaps: [[RowTap]]
     /// Per pass, for each output sample: the sample of the row buffer that is its lower neighbour, and the upper
     /// neighbour's weight (the upper neighbour is `channels` further on).
     private let columnSources: [[Int32]], columnWeights: [[Float]]
     /// Per pass: whether every block of eight output samples finds its lower neighbours within eight samples.
     private let permutable: [Bool]
+    /// Rows of each ring: ring 0 holds source rows (× 128), ring k + 1 the rows of pass k.
+    private let ringRows: [Int]
+    /// Where each ring starts in a slice's scratch, and the Int16 per slice.
+    private let ringStarts: [Int], sliceScratch: Int
+    private let scratch: UnsafeMutablePointer<Int16>
 
     struct RowTap {
         let lower: Int, upper: Int
@@ -343,7 +373,7 @@ final class PlaneZoomBlur: @unchecked Sendable {
         let weight: Int16
     }
 
-    init(width: Int, height: Int, channels: Int, center: (Double, Double), totalScale: Double, samples: Int) {
+    init(width: Int, height: Int, channels: Int, center: (Double, Double), totalScale: Double, samples: Int, slices: Int) {
         self.width = width
         self.height = height
         self.channels = channels
@@ -355,7 +385,6 @@ final class PlaneZoomBlur: @unchecked Sendable {
         self.scales = scales
         let c = channels, count = width * channels
         self.samples = count
-        planes = (.allocate(capacity: count * height), .allocate(capacity: count * height))
         /// The lower neighbour, the upper one (clamped) and the upper one's weight of each output position.
         func taps(count: Int, centre: Double, scale: Float) -> [(lower: Int, upper: Int, weight: Float)] {
             let centre = Float(centre) - 0.5, last = Float(count - 1)
@@ -365,107 +394,127 @@ final class PlaneZoomBlur: @unchecked Sendable {
                 return (lower, min(lower + 1, count - 1), position - Float(lower))
             }
         }
-        rowTaps = scales.map { scale in
+        let rowTaps = scales.map { scale in
             taps(count: height, centre: center.1, scale: scale).map {
                 RowTap(lower: $0.lower, upper: $0.upper, weight: Int16(min(($0.weight * 32768).rounded(), 32767)))
             }
         }
+        self.rowTaps = rowTaps
         let columns = scales.map { taps(count: width, centre: center.0, scale: $0) }
         columnSources = columns.map { taps in (0..<count).map { Int32(taps[$0 / c].lower * c + $0 % c) } }
         columnWeights = columns.map { taps in (0..<count).map { taps[$0 / c].weight } }
         permutable = columnSources.map { sources in
             stride(from: 0, to: count / 8 * 8, by: 8).allSatisfy { sources[$0 + 7] - sources[$0] <= 7 }
         }
+        // Ring k feeds pass k: it must hold every window of rows one output row of that pass reads.
+        let ringRows = rowTaps.map { taps in
+            taps.indices.reduce(1) { deepest, y in max(deepest, max(taps[y].upper, y) - min(taps[y].lower, y) + 1) }
+        } + [1]
+        self.ringRows = ringRows
+        ringStarts = ringRows.indices.map { k in ringRows[..<k].reduce(0, +) * count }
+        sliceScratch = ringRows.reduce(0, +) * count
+        scratch = .allocate(capacity: sliceScratch * max(slices, 1))
     }
 
-    deinit {
-        planes.0.deallocate()
-        planes.1.deallocate()
-    }
+    deinit { scratch.deallocate() }
 
-    func run(_ plane: Plane, slices: SliceRunner) {
-        guard !scales.isEmpty else { return }
-        let samples = self.samples, whole = samples / 16 * 16
-        slices.run(rows: height) { rows in
-            for y in rows {
-                let input = plane.row(y), target = self.planes.0 + y * samples
-                for i in stride(from: 0, to: whole, by: 16) {
-                    Lanes16.store(Lanes16.shiftLeft(Lanes16.widen16(input + i), 7), to: bytes(target + i))
+    /// Output rows `rows` of `target` from `source`, with scratch `slice`.
+    func run(_ source: Plane, into target: Plane, rows: Range<Int>, slice: Int) {
+        let passes = scales.count, samples = self.samples, whole = samples / 16 * 16
+        let scratch = self.scratch + slice * sliceScratch
+        /// Row r of ring k.
+        @inline(__always) func ring(_ k: Int, _ r: Int) -> UnsafeMutablePointer<Int16> {
+            scratch + ringStarts[k] + (r % ringRows[k]) * samples
+        }
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: passes + 1) { frontier in
+            // The last row each ring holds. The first row each needs: the first output row, and for each earlier
+            // ring the lowest row the first needed row of the next one reads.
+            var first = rows.lowerBound
+            frontier[passes] = first - 1
+            for k in stride(from: passes - 1, through: 0, by: -1) {
+                first = min(first, rowTaps[k][first].lower)
+                frontier[k] = first - 1
+            }
+            withUnsafeTemporaryAllocation(of: Float.self, capacity: samples + 8) { mixed in
+                let mixed = mixed.baseAddress.unsafelyUnwrapped
+                for i in samples..<(samples + 8) { mixed[i] = 0 }
+                /// Fills ring k up to row r, asking the rings before it for what each row needs.
+                func fill(_ k: Int, upTo r: Int) {
+                    while frontier[k] < r {
+                        let y = frontier[k] + 1
+                        if k == 0 {
+                            let input = source.row(y), row = ring(0, y)
+                            for i in stride(from: 0, to: whole, by: 16) {
+                                Lanes16.store(Lanes16.shiftLeft(Lanes16.widen16(input + i), 7), to: bytes(row + i))
+                            }
+                            for i in whole..<samples { row[i] = Int16(input[i]) << 7 }
+                        } else {
+                            let tap = rowTaps[k - 1][y]
+                            fill(k - 1, upTo: max(tap.upper, y))
+                            pass(k - 1, tap: tap, top: ring(k - 1, tap.lower), bottom: ring(k - 1, tap.upper),
+                                 here: ring(k - 1, y), output: ring(k, y), mixed: mixed)
+                        }
+                        frontier[k] = y
+                    }
                 }
-                for i in whole..<samples { target[i] = Int16(input[i]) << 7 }
+                for y in rows {
+                    fill(passes, upTo: y)
+                    let output = target.row(y), result = ring(passes, y)
+                    // Rounded half up: ⌊v/128 + ½⌋.
+                    for i in stride(from: 0, to: whole, by: 16) {
+                        let values = Lanes16.load(UnsafePointer(result + i))
+                        Lanes16.narrow16(Lanes16.shiftRight(Lanes16.addSaturating(values, Lanes16.splat(64)), 7), to: output + i)
+                    }
+                    for i in whole..<samples { output[i] = UInt8((Int(result[i]) + 64) >> 7) }
+                }
             }
         }
-        var (from, to) = planes
-        for pass in scales.indices {
-            slices.run(rows: height) { rows in self.pass(pass, from: from, to: to, rows: rows) }
-            swap(&from, &to)
-        }
-        let result = from
-        slices.run(rows: height) { rows in
-            for y in rows {
-                let output = plane.row(y), source = result + y * samples
-                // Rounded half up: ⌊v/128 + ½⌋.
-                for i in stride(from: 0, to: whole, by: 16) {
-                    let values = Lanes16.load(UnsafePointer(source + i))
-                    Lanes16.narrow16(Lanes16.shiftRight(Lanes16.addSaturating(values, Lanes16.splat(64)), 7), to: output + i)
-                }
-                for i in whole..<samples { output[i] = UInt8((Int(source[i]) + 64) >> 7) }
-            }
-        }
     }
 
-    private func pass(_ pass: Int, from: UnsafeMutablePointer<Int16>, to: UnsafeMutablePointer<Int16>, rows: Range<Int>) {
+    /// One output row of pass `pass`: the vertical mix of `top` and `bottom` into `mixed`, then the horizontal mix,
+    /// averaged with `here`, into `output`.
+    private func pass(_ pass: Int, tap: RowTap, top: UnsafeMutablePointer<Int16>, bottom: UnsafeMutablePointer<Int16>,
+                      here: UnsafeMutablePointer<Int16>, output: UnsafeMutablePointer<Int16>, mixed: UnsafeMutablePointer<Float>) {
         let c = channels, samples = self.samples, whole = samples / 16 * 16
-        let rowTaps = self.rowTaps[pass], permutable = self.permutable[pass]
+        let weight = Lanes16.splat(tap.weight)
+        for i in stride(from: 0, to: whole, by: 16) {
+            let a = Lanes16.load(UnsafePointer(top + i)), b = Lanes16.load(UnsafePointer(bottom + i))
+            let mix = Lanes16.addSaturating(a, Lanes16.multiplyHighRounded(Lanes16.addSaturating(b, Lanes16.negate(a)), weight))
+            let (low, high) = Lanes16.floats(mix)
+            low.store(to: mixed + i)
+            high.store(to: mixed + i + 8)
+        }
+        for i in whole..<samples {
+            let a = Int32(top[i]), b = Int32(bottom[i])
+            mixed[i] = Float(a + (((b - a) * Int32(tap.weight) + 0x4000) >> 15))
+        }
         columnSources[pass].withUnsafeBufferPointer { sources in
             columnWeights[pass].withUnsafeBufferPointer { weights in
-                // The row buffer, with eight samples past the end for the last block's upper neighbours.
-                withUnsafeTemporaryAllocation(of: Float.self, capacity: samples + 8) { mixed in
-                    let mixed = mixed.baseAddress.unsafelyUnwrapped
-                    for i in samples..<(samples + 8) { mixed[i] = 0 }
-                    for y in rows {
-                        let tap = rowTaps[y]
-                        let top = UnsafePointer(from + tap.lower * samples), bottom = UnsafePointer(from + tap.upper * samples)
-                        let weight = Lanes16.splat(tap.weight)
-                        for i in stride(from: 0, to: whole, by: 16) {
-                            let a = Lanes16.load(top + i), b = Lanes16.load(bottom + i)
-                            let mix = Lanes16.addSaturating(a, Lanes16.multiplyHighRounded(Lanes16.addSaturating(b, Lanes16.negate(a)), weight))
-                            let (low, high) = Lanes16.floats(mix)
-                            low.store(to: mixed + i)
-                            high.store(to: mixed + i + 8)
+                let sources = sources.baseAddress.unsafelyUnwrapped, weights = weights.baseAddress.unsafelyUnwrapped
+                var done = 0
+                if permutable[pass] {
+                    for i in stride(from: 0, to: whole, by: 16) {
+                        /// Eight output samples from i + offset, mixed horizontally.
+                        @inline(__always) func eight(_ offset: Int) -> SIMD8<Float> {
+                            let indices = UnsafeRawPointer(sources + i + offset).loadUnaligned(as: SIMD8<Int32>.self)
+                            let first = Int(indices[0])
+                            let lanes = indices &- Int32(first)
+                            let a = permuted(SIMD8<Float>(loadingFrom: mixed + first), lanes)
+                            let b = permuted(SIMD8<Float>(loadingFrom: mixed + first + c), lanes)
+                            let f = UnsafeRawPointer(weights + i + offset).loadUnaligned(as: SIMD8<Float>.self)
+                            return a + (b - a) * f
                         }
-                        for i in whole..<samples {
-                            let a = Int32(top[i]), b = Int32(bottom[i])
-                            mixed[i] = Float(a + (((b - a) * Int32(tap.weight) + 0x4000) >> 15))
-                        }
-                        let here = UnsafePointer(from + y * samples), output = to + y * samples
-                        var done = 0
-                        if permutable {
-                            for i in stride(from: 0, to: whole, by: 16) {
-                                /// Eight output samples from i + offset, mixed horizontally.
-                                @inline(__always) func eight(_ offset: Int) -> SIMD8<Float> {
-                                    let indices = UnsafeRawPointer(sources.baseAddress.unsafelyUnwrapped + i + offset)
-                                        .loadUnaligned(as: SIMD8<Int32>.self)
-                                    let first = Int(indices[0])
-                                    let lanes = indices &- Int32(first)
-                                    let a = permuted(SIMD8<Float>(loadingFrom: mixed + first), lanes)
-                                    let b = permuted(SIMD8<Float>(loadingFrom: mixed + first + c), lanes)
-                                    let f = UnsafeRawPointer(weights.baseAddress.unsafelyUnwrapped + i + offset).loadUnaligned(as: SIMD8<Float>.self)
-                                    return a + (b - a) * f
-                                }
-                                let (low, high) = Lanes16.floats(Lanes16.load(here + i))
-                                let average = Lanes16.truncating((low + eight(0)) * 0.5 + 0.5, (high + eight(8)) * 0.5 + 0.5)
-                                Lanes16.store(average, to: bytes(output + i))
-                            }
-                            done = whole
-                        }
-                        for i in done..<samples {
-                            let source = Int(sources[i])
-                            let a = mixed[source], b = mixed[source + c]
-                            let value = (Float(here[i]) + a + (b - a) * weights[i]) * 0.5 + 0.5
-                            output[i] = Int16(value.rounded(.down))
-                        }
+                        let (low, high) = Lanes16.floats(Lanes16.load(UnsafePointer(here + i)))
+                        let average = Lanes16.truncating((low + eight(0)) * 0.5 + 0.5, (high + eight(8)) * 0.5 + 0.5)
+                        Lanes16.store(average, to: bytes(output + i))
                     }
+                    done = whole
+                }
+                for i in done..<samples {
+                    let source = Int(sources[i])
+                    let a = mixed[source], b = mixed[source + c]
+                    let value = (Float(here[i]) + a + (b - a) * weights[i]) * 0.5 + 0.5
+                    output[i] = Int16(value.rounded(.down))
                 }
             }
         }

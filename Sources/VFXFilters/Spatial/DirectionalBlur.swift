@@ -18,9 +18,9 @@ extension FilterSpec {
     /// - Kernel: tap by tap. Sample s sits at the same offset from every pixel, between the same two neighbours
     ///   across the line with the same weights, so the rows it reaches are rewritten as 16-bit pairs of neighbours (a
     ///   ring of rows that stays in cache) and each sample is one multiply-add of pairs with its two weights
-    ///   (`vpmaddwd`), 32 samples per step, summed exactly in
-    ///   32 bits with integer weights that add up to a power of two (the mean is a shift). Within one code of the
-    ///   definition; the cost grows with the radius (2K+1 taps).
+    ///   (`vpmaddwd`), 32 samples per step, summed exactly in 32 bits with integer weights that add up to a power of
+    ///   two (the mean is a shift). Within one code of the definition; the cost grows with the radius (2K+1 taps),
+    ///   except along a row or a column (0°, 90°, 180°, 270°), where running sums cost the same at any radius.
     ///
     /// Chain: `motion-blur:radius=20:angle=30` · Swift: `FilterDescription.motionBlur(radius: 20, angle: 30)`
     public static let motionBlur = FilterSpec(
@@ -123,8 +123,10 @@ final class MotionBlurProcessor: VideoProcessor {
 /// of `margin` pixels on both sides. A tap is then one multiply-add of eight pairs with its two weights
 /// (`vpmaddwd`), and `blur` sums the 2K+1 taps of 32 samples in 32-bit registers before it writes them. Each slice
 /// keeps the pair rows of the rows its taps reach in a ring (as many rows as the taps span: one at 0°, about
-/// 2K·|t| + 2 along x, 2K + 1 along y), adding each row once as the output row moves down, so they stay in cache. The weights are integers that sum to exactly 2^`shift` (the rounding of each is carried to the next),
-/// so the mean is a shift, rounded half up: a constant plane stays constant, and every output is within one code of
+/// 2K·|t| + 2 along x, 2K + 1 along y), adding each row once as the output row moves down, so they stay in cache.
+///
+/// The weights are integers that sum to exactly 2^`shift` (the rounding of each is carried to the next), so the
+/// mean is a shift, rounded half up: a constant plane stays constant, and every output is within one code of
 /// the definition evaluated exactly (each of the 2(2K+1) weights is within 2^−`shift` of its ideal share, and
 /// 2^`shift` ≥ 16384·(2K+1) up to 2K+1 = 512, so the sum is within 0.07 of a code of the exact mean).
 final class PlaneMotionBlur: @unchecked Sendable {
@@ -234,7 +236,11 @@ final class PlaneMotionBlur: @unchecked Sendable {
     /// times its weights.
     func blur(_ source: Plane, into target: Plane, rows: Range<Int>, slice: Int) {
         if along {
-            if horizontalMajor { blurAlongRows(source, into: target, rows: rows) } else { blurAlongColumns(source, into: target, rows: rows) }
+            if horizontalMajor {
+                blurAlongRows(source, into: target, rows: rows)
+            } else {
+                blurAlongColumns(source, into: target, rows: rows)
+            }
             return
         }
         let c = channels, samples = width * c
@@ -527,7 +533,8 @@ final class PlaneZoomBlur: @unchecked Sendable {
     /// One output row of pass `pass`: the vertical mix of `top` and `bottom` into `mixed`, then the horizontal mix,
     /// averaged with `here`, into `output`.
     private func pass(_ pass: Int, tap: RowTap, top: UnsafeMutablePointer<Int16>, bottom: UnsafeMutablePointer<Int16>,
-                      here: UnsafeMutablePointer<Int16>, output: UnsafeMutablePointer<Int16>, mixed: UnsafeMutablePointer<Float>) {
+                      here: UnsafeMutablePointer<Int16>, output: UnsafeMutablePointer<Int16>,
+                      mixed: UnsafeMutablePointer<Float>) {
         let c = channels, samples = self.samples, whole = samples / 16 * 16
         let weight = Lanes16.splat(tap.weight)
         for i in stride(from: 0, to: whole, by: 16) {

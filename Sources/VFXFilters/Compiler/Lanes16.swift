@@ -108,6 +108,7 @@ enum Lanes16 {
         _mm256_shuffle_epi8(a, _mm256_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13,
                                                 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13))
     }
+
     /// Eight sums of neighbouring products, a₂ᵢ·b₂ᵢ + a₂ᵢ₊₁·b₂ᵢ₊₁, exact in 32 bits (`vpmaddwd`).
     @inline(__always) static func multiplyAddPairs(_ a: Vector, _ b: Vector) -> SIMD8<Int32> {
         unsafeBitCast(_mm256_madd_epi16(a, b), to: SIMD8<Int32>.self)
@@ -245,6 +246,7 @@ enum Lanes16 {
         for lane in 0..<16 { v[lane] = a[lane ^ 1] }
         return v
     }
+
     @inline(__always) static func multiplyAddPairs(_ a: Vector, _ b: Vector) -> SIMD8<Int32> {
         var v = SIMD8<Int32>()
         for lane in 0..<8 { v[lane] = Int32(a[2 * lane]) * Int32(b[2 * lane]) &+ Int32(a[2 * lane + 1]) * Int32(b[2 * lane + 1]) }

@@ -108,6 +108,24 @@ enum Lanes16 {
         _mm256_shuffle_epi8(a, _mm256_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13,
                                                 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13))
     }
+
+    /// Eight sums of neighbouring products, a₂ᵢ·b₂ᵢ + a₂ᵢ₊₁·b₂ᵢ₊₁, exact in 32 bits (`vpmaddwd`).
+    @inline(__always) static func multiplyAddPairs(_ a: Vector, _ b: Vector) -> SIMD8<Int32> {
+        unsafeBitCast(_mm256_madd_epi16(a, b), to: SIMD8<Int32>.self)
+    }
+
+    /// 16 bytes at `a` and 16 at `b` interleaved (a₀ b₀ a₁ b₁ …) and widened: pairs 0–7, then 8–15.
+    @inline(__always) static func zipWidened(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>) -> (Vector, Vector) {
+        let x = UnsafeRawPointer(a).loadUnaligned(as: __m128i.self), y = UnsafeRawPointer(b).loadUnaligned(as: __m128i.self)
+        return (_mm256_cvtepu8_epi16(_mm_unpacklo_epi8(x, y)), _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(x, y)))
+    }
+
+    /// Lanes 0–7 from `low`, 8–15 from `high`, each saturated to Int16.
+    @inline(__always) static func narrowing(_ low: SIMD8<Int32>, _ high: SIMD8<Int32>) -> Vector {
+        // vpackssdw packs within 128-bit halves: low₀ high₀ low₁ high₁ in quarters; vpermd puts them back in order.
+        let packed = _mm256_packs_epi32(unsafeBitCast(low, to: Vector.self), unsafeBitCast(high, to: Vector.self))
+        return _mm256_permutevar8x32_epi32(packed, _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7))
+    }
     #else
     typealias Vector = SIMD16<Int16>
 
@@ -226,6 +244,27 @@ enum Lanes16 {
     @inline(__always) static func swapPairs(_ a: Vector) -> Vector {
         var v = Vector()
         for lane in 0..<16 { v[lane] = a[lane ^ 1] }
+        return v
+    }
+
+    @inline(__always) static func multiplyAddPairs(_ a: Vector, _ b: Vector) -> SIMD8<Int32> {
+        var v = SIMD8<Int32>()
+        for lane in 0..<8 { v[lane] = Int32(a[2 * lane]) * Int32(b[2 * lane]) &+ Int32(a[2 * lane + 1]) * Int32(b[2 * lane + 1]) }
+        return v
+    }
+
+    @inline(__always) static func zipWidened(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>) -> (Vector, Vector) {
+        var (low, high) = (Vector(), Vector())
+        for i in 0..<8 {
+            (low[2 * i], low[2 * i + 1]) = (Int16(a[i]), Int16(b[i]))
+            (high[2 * i], high[2 * i + 1]) = (Int16(a[8 + i]), Int16(b[8 + i]))
+        }
+        return (low, high)
+    }
+
+    @inline(__always) static func narrowing(_ low: SIMD8<Int32>, _ high: SIMD8<Int32>) -> Vector {
+        var v = Vector()
+        for lane in 0..<8 { (v[lane], v[lane + 8]) = (Int16(clamping: low[lane]), Int16(clamping: high[lane])) }
         return v
     }
     #endif

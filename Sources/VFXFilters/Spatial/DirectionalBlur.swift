@@ -1,6 +1,9 @@
 import Foundation
 import VFXCore
 import VFXPipeline
+#if arch(x86_64) && VFX_HASWELL
+import _Builtin_intrinsics.intel
+#endif
 
 // Directional blurs: along one direction (motion-blur) and along rays from a centre (zoom-blur).
 
@@ -12,8 +15,12 @@ extension FilterSpec {
     /// - `radius`: half the length in pixels, 0…500, default 20. `angle`: degrees, 0 = horizontal, positive
     ///   clockwise (y points down), −360…360, default 0.
     /// - Formats: all (every plane at its own resolution; chroma with half the radius).
-    /// - Kernel: running sums along every line of the direction (constant cost per pixel whatever the radius);
-    ///   a pixel between two lines interpolates their sums.
+    /// - Kernel: tap by tap. Sample s sits at the same offset from every pixel, between the same two neighbours
+    ///   across the line with the same weights, so the rows it reaches are rewritten as 16-bit pairs of neighbours (a
+    ///   ring of rows that stays in cache) and each sample is one multiply-add of pairs with its two weights
+    ///   (`vpmaddwd`), 32 samples per step, summed exactly in 32 bits with integer weights that add up to a power of
+    ///   two (the mean is a shift). Within one code of the definition; the cost grows with the radius (2K+1 taps),
+    ///   except along a row or a column (0°, 90°, 180°, 270°), where running sums cost the same at any radius.
     ///
     /// Chain: `motion-blur:radius=20:angle=30` · Swift: `FilterDescription.motionBlur(radius: 20, angle: 30)`
     public static let motionBlur = FilterSpec(
@@ -32,7 +39,8 @@ extension FilterSpec {
     /// - `center`: normalized point, default 0.5x0.5. `amount`: pixels, 0…500, default 20.
     /// - Formats: all (every plane, chroma at its own resolution).
     /// - Kernel: n = log₂N passes, each averaging the previous pass with itself scaled by s^(2ᵏ) about the centre
-    ///   (bilinear); cost grows with log(amount), not amount.
+    ///   (bilinear); cost grows with log(amount), not amount. The passes run on 16-bit planes (128 × the value), rows
+    ///   mixed in 16-bit lanes and columns by lane permutations.
     ///
     /// Chain: `zoom-blur:center=0.5x0.4:amount=30` · Swift: `FilterDescription.zoomBlur(center: FilterPoint(x: 0.5, y: 0.4), amount: 30)`
     public static let zoomBlur = FilterSpec(
@@ -78,7 +86,8 @@ final class MotionBlurProcessor: VideoProcessor {
         planes = (0..<format.planeCount).map { index in
             let size = format.planeSize(index, width: input.width, height: input.height)
             return PlaneMotionBlur(width: size.width, height: size.height, channels: format.bytesPerPixel(plane: index),
-                                   radius: radius * Double(size.width) / Double(input.width), degrees: degrees)
+                                   radius: radius * Double(size.width) / Double(input.width), degrees: degrees,
+                                   slices: slices.threads)
         }
         pool = BufferPool(format: format, width: input.width, height: input.height, capacity: 4)
         return input
@@ -91,7 +100,7 @@ final class MotionBlurProcessor: VideoProcessor {
         output.withMutablePlanes { targets in
             for (index, target) in targets.enumerated() {
                 let blur = planes[index], plane = source.plane(index)
-                slices.run(rows: blur.sliceCount) { range in blur.run(source: plane, target: target, lines: range) }
+                slices.forEachSlice(of: target.height) { rows, slice in blur.blur(plane, into: target, rows: rows, slice: slice) }
             }
         }
         return withExtendedLifetime(source) { output }
@@ -103,110 +112,233 @@ final class MotionBlurProcessor: VideoProcessor {
     }
 }
 
-/// Motion blur of one plane. The major axis is the one the direction moves along faster; t = minor step per
-/// major step (|t| ≤ 1). For an intercept j, the line is `minor = j + major · t`. Walking the major axis, each
-/// intercept in use keeps a running sum over its 2K+1 samples (linear across the minor axis); an output pixel
-/// at minor position v lies between intercepts ⌊v − major·t⌋ and the next, and interpolates their means.
+/// Motion blur of one plane, tap by tap. The major axis is the one the direction moves along faster; t = minor step
+/// per major step (|t| ≤ 1). Sample s (s = −K…K) of the line through a pixel lies s pixels along the major axis and
+/// s·t across, between the neighbours ⌊s·t⌋ and ⌊s·t⌋ + 1 across, with weights 1 − f and f (f = s·t − ⌊s·t⌋). Those
+/// offsets and weights are the same for every pixel, so each sample is a *tap*: a fixed pair of neighbours at a
+/// fixed offset, with two fixed weights.
 ///
-/// Work is split over bands of 64 minor positions. A band uses a window of intercepts that slides by |t| per
-/// major step; an intercept entering the window starts with a full sum (2K+1 samples), so the cost per pixel is
-/// about two samples plus (2K+1)/64.
+/// The rows the taps reach are rewritten as *pair rows* of 16-bit samples: each sample next to its neighbour across
+/// the line (the row below when the line runs along x, the next pixel when it runs along y), with clamped padding
+/// of `margin` pixels on both sides. A tap is then one multiply-add of eight pairs with its two weights
+/// (`vpmaddwd`), and `blur` sums the 2K+1 taps of 32 samples in 32-bit registers before it writes them. Each slice
+/// keeps the pair rows of the rows its taps reach in a ring (as many rows as the taps span: one at 0°, about
+/// 2K·|t| + 2 along x, 2K + 1 along y), adding each row once as the output row moves down, so they stay in cache.
+///
+/// The weights are integers that sum to exactly 2^`shift` (the rounding of each is carried to the next), so the
+/// mean is a shift, rounded half up: a constant plane stays constant, and every output is within one code of
+/// the definition evaluated exactly (each of the 2(2K+1) weights is within 2^−`shift` of its ideal share, and
+/// 2^`shift` ≥ 16384·(2K+1) up to 2K+1 = 512, so the sum is within 0.07 of a code of the exact mean).
 final class PlaneMotionBlur: @unchecked Sendable {
-    // Sendable: configuration is immutable; each band uses only its own part of `sums`.
+    // Sendable: the taps are immutable; each slice writes and reads only its own ring of pair rows.
     let width: Int, height: Int, channels: Int
-    let steps: Int
-    let slope: Float
     let horizontalMajor: Bool
-    /// Bands of output minor positions, for slicing.
-    let sliceCount: Int
-    private let majorCount: Int, minorCount: Int
-    private let bandIntercepts: Int
-    private let sums: UnsafeMutablePointer<Float>
+    /// K: the line has 2K + 1 samples.
+    let steps: Int
+    /// Whether the line runs along a row or a column (slope 0): then the mean is a running sum, exact in integers.
+    let along: Bool
+    /// The weights sum to 2^shift.
+    let shift: Int
+    private let taps: [Tap]
+    /// The first and last row offsets of the taps; the ring holds `ringRows` pair rows per slice.
+    private let firstRow: Int, lastRow: Int, ringRows: Int
+    /// Pixels of clamped padding on each side of a pair row (the farthest tap along the row, plus one).
+    private let margin: Int
+    /// Int16 from one pair row to the next: two per sample of the padded row, plus 32 samples of slack for the last,
+    /// partial block.
+    private let pairStride: Int
+    /// The slices' rings of pair rows, one after the other.
+    private let rings: UnsafeMutablePointer<Int16>
 
-    init(width: Int, height: Int, channels: Int, radius: Double, degrees: Double) {
+    struct Tap {
+        /// Offset of the tap's first neighbour from the output pixel: rows, and pixels along the row.
+        let rows: Int, columns: Int
+        /// Weights of the first neighbour and of the second.
+        let first: Int16, second: Int16
+    }
+
+    init(width: Int, height: Int, channels: Int, radius: Double, degrees: Double, slices: Int) {
         self.width = width
         self.height = height
         self.channels = channels
         let radians = degrees * .pi / 180
         let dx = cos(radians), dy = sin(radians)
         horizontalMajor = abs(dx) >= abs(dy)
-        let t = horizontalMajor ? dy / dx : dx / dy
-        slope = Float(t)
-        steps = Int((radius / (1 + t * t).squareRoot()).rounded())
-        majorCount = horizontalMajor ? width : height
-        minorCount = horizontalMajor ? height : width
-        sliceCount = max(1, minorCount / 64)
-        bandIntercepts = (minorCount + sliceCount - 1) / sliceCount + Int(abs(Float(majorCount) * Float(t)).rounded(.up)) + 4
-        sums = .allocate(capacity: bandIntercepts * channels * sliceCount)
-    }
-
-    deinit { sums.deallocate() }
-
-    /// Blurs the output minor positions of bands `bands`.
-    func run(source: Plane, target: Plane, lines bands: Range<Int>) {
-        for band in bands { run(source: source, target: target, band: band) }
-    }
-
-    private func run(source: Plane, target: Plane, band: Int) {
-        let first = band * minorCount / sliceCount, end = (band + 1) * minorCount / sliceCount
-        guard first < end else { return }
-        let c = channels, slope = self.slope, steps = self.steps
-        let drift = Float(majorCount - 1) * slope
-        let low = Int((Float(first) - max(drift, 0)).rounded(.down)) - 1
-        let intercepts = min(bandIntercepts, Int((Float(end - 1) - min(drift, 0)).rounded(.up)) + 2 - low)
-        let sums = self.sums + band * bandIntercepts * c
-        let maxMajor = majorCount - 1, maxMinor = Float(minorCount - 1), lastMinor = minorCount - 1
-        let rowBytes = source.bytesPerRow
-        let base = UnsafePointer(source.baseAddress)
-        let horizontal = horizontalMajor
-        /// Adds `weight` × the sample of intercept j at major position m (clamped coordinates).
-        @inline(__always) func add(_ j: Int, major m: Int, weight: Float) {
-            let mm = min(max(m, 0), maxMajor)
-            let position = min(max(Float(low + j) + Float(m) * slope, 0), maxMinor)
-            let lower = Int(position)
-            let upper = min(lower + 1, lastMinor)
-            let f = position - Float(lower)
-            let a = horizontal ? base + lower * rowBytes + mm * c : base + mm * rowBytes + lower * c
-            let b = horizontal ? base + upper * rowBytes + mm * c : base + mm * rowBytes + upper * c
-            for k in 0..<c {
-                let va = Float(a[k]), vb = Float(b[k])
-                sums[j * c + k] += weight * (va + (vb - va) * f)
-            }
+        let slope = horizontalMajor ? dy / dx : dx / dy
+        // Quarter and half turns leave a slope of about 10⁻¹⁶ from the rounding of π: that is 0.
+        let t = abs(slope) < 1e-9 ? 0 : slope
+        along = t == 0
+        let k = Int((radius / (1 + t * t).squareRoot()).rounded())
+        steps = k
+        let count = 2 * k + 1
+        // Every weight at most 32767 (2^shift / count ≤ 32766 before rounding), every sum below 2^31 (255 · 2^shift).
+        var shift = 14
+        while shift < 23 && Double(1 << (shift + 1)) <= 32766 * Double(count) { shift += 1 }
+        self.shift = shift
+        let total = Double(1 << shift)
+        var exact = 0.0, given = 0
+        /// The next weight: the rounded running total of the ideal weights, less what was given so far.
+        func weight(_ ideal: Double) -> Int16 {
+            exact += ideal
+            let next = Int(exact.rounded())
+            defer { given = next }
+            return Int16(next - given)
         }
-        let scale = 1 / Float(2 * steps + 1)
-        var validLow = Int.max, validHigh = Int.min
-        for m in 0..<majorCount {
-            let shift = Float(m) * slope
-            let windowLow = max(Int((Float(first) - shift - Float(low)).rounded(.down)), 0)
-            let windowHigh = min(Int((Float(end - 1) - shift - Float(low)).rounded(.down)) + 1, intercepts - 1)
-            guard windowLow < windowHigh else { continue }
-            for j in windowLow...windowHigh where j < validLow || j > validHigh {
-                for k in 0..<c { sums[j * c + k] = 0 }
-                for step in -steps...steps { add(j, major: m + step, weight: 1) }
+        let horizontal = horizontalMajor
+        let taps = (-k...k).map { s in
+            let across = Double(s) * t, lower = across.rounded(.down)
+            let f = across - lower
+            let first = weight(total * (1 - f) / Double(count)), second = weight(total * f / Double(count))
+            return horizontal ? Tap(rows: Int(lower), columns: s, first: first, second: second)
+                              : Tap(rows: s, columns: Int(lower), first: first, second: second)
+        }
+        self.taps = taps
+        margin = taps.reduce(0) { max($0, abs($1.columns)) } + 1
+        pairStride = 2 * ((width + 2 * margin) * channels + 32)
+        firstRow = taps.reduce(0) { min($0, $1.rows) }
+        lastRow = taps.reduce(0) { max($0, $1.rows) }
+        // Pair rows exist for rows −1…height − 1 (row −1: the clamped row above, paired with row 0).
+        ringRows = min(lastRow - firstRow + 1, height + 1)
+        rings = .allocate(capacity: along ? 0 : pairStride * ringRows * max(slices, 1))
+    }
+
+    deinit { rings.deallocate() }
+
+    /// Writes pair row r (−1…height − 1) of `source` at `row`: sample q is (A, B), A the source sample at row r and
+    /// pixel q / channels − margin, B its neighbour across the line, coordinates clamped.
+    private func pair(_ source: Plane, row r: Int, into row: UnsafeMutablePointer<Int16>) {
+        let c = channels, last = height - 1, lastX = width - 1
+        let (dr, dc) = horizontalMajor ? (1, 0) : (0, 1)
+        let base = UnsafePointer(source.baseAddress)
+        let padded = (width + 2 * margin) * c + 32
+        // Samples that have both neighbours inside the row go sixteen at a time.
+        let interior = (width - dc) * c, vectorEnd = interior / 16 * 16
+        let first = base + min(max(r, 0), last) * source.bytesPerRow
+        let second = base + min(max(r + dr, 0), last) * source.bytesPerRow
+        let origin = row + 2 * margin * c
+        for i in stride(from: 0, to: vectorEnd, by: 16) {
+            let (low, high) = Lanes16.zipWidened(first + i, second + i + dc * c)
+            let target = UnsafeMutableRawPointer(origin + 2 * i).assumingMemoryBound(to: UInt8.self)
+            Lanes16.store(low, to: target)
+            Lanes16.store(high, to: target + 32)
+        }
+        /// Sample q of the padded row, clamped.
+        @inline(__always) func fill(_ q: Int) {
+            let x = q / c - margin, k = q % c
+            row[2 * q] = Int16(first[min(max(x, 0), lastX) * c + k])
+            row[2 * q + 1] = Int16(second[min(max(x + dc, 0), lastX) * c + k])
+        }
+        for q in 0..<(margin * c) { fill(q) }
+        for q in (margin * c + vectorEnd)..<padded { fill(q) }
+    }
+
+    /// Output rows `rows` of `target`, with ring `slice`: for each block of 32 samples, the sum of every tap's pairs
+    /// times its weights.
+    func blur(_ source: Plane, into target: Plane, rows: Range<Int>, slice: Int) {
+        if along {
+            if horizontalMajor {
+                blurAlongRows(source, into: target, rows: rows)
+            } else {
+                blurAlongColumns(source, into: target, rows: rows)
             }
-            validLow = windowLow
-            validHigh = windowHigh
-            for v in first..<end {
-                let position = Float(v) - shift - Float(low)
-                let j = min(max(Int(position.rounded(.down)), windowLow), windowHigh - 1)
-                let f = position - Float(j)
-                let output = horizontal ? target.row(v) + m * c : target.row(m) + v * c
-                for k in 0..<c {
-                    let a = sums[j * c + k], b = sums[(j + 1) * c + k]
-                    output[k] = UInt8(min(max((a + (b - a) * f) * scale + 0.5, 0), 255))
-                }
-            }
-            if m + 1 < majorCount {
-                for j in windowLow...windowHigh {
-                    add(j, major: m + 1 + steps, weight: 1)
-                    add(j, major: m - steps, weight: -1)
+            return
+        }
+        let c = channels, samples = width * c
+        let ring = rings + slice * ringRows * pairStride
+        /// The ring's place of pair row r.
+        @inline(__always) func place(_ r: Int) -> UnsafeMutablePointer<Int16> { ring + ((r + 1) % ringRows) * pairStride }
+        /// The last pair row in the ring (rows start at −1).
+        var added = -2
+        let shift = SIMD8<Int32>(repeating: Int32(self.shift)), half = SIMD8<Int32>(repeating: Int32(1) << (self.shift - 1))
+        taps.withUnsafeBufferPointer { taps in
+            withUnsafeTemporaryAllocation(of: UnsafePointer<Int16>.self, capacity: taps.count) { starts in
+                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { spare in
+                    let spare = spare.baseAddress.unsafelyUnwrapped
+                    for y in rows {
+                        // The pair rows this output row reaches that are not in the ring yet.
+                        let low = max(y + firstRow, -1), high = min(y + lastRow, height - 1)
+                        var r = max(low, added + 1)
+                        while r <= high {
+                            pair(source, row: r, into: place(r))
+                            r += 1
+                        }
+                        added = high
+                        for (index, tap) in taps.enumerated() {
+                            let row = min(max(y + tap.rows, -1), height - 1)
+                            starts[index] = UnsafePointer(place(row) + 2 * (margin + tap.columns) * c)
+                        }
+                        let output = target.row(y)
+                        for i in stride(from: 0, to: samples, by: 32) {
+                            var sums = (half, half, half, half)
+                            for index in 0..<taps.count {
+                                let weights = Lanes16.alternating(taps[index].first, taps[index].second)
+                                let pair = starts[index] + 2 * i
+                                sums.0 &+= Lanes16.multiplyAddPairs(Lanes16.load(pair), weights)
+                                sums.1 &+= Lanes16.multiplyAddPairs(Lanes16.load(pair + 16), weights)
+                                sums.2 &+= Lanes16.multiplyAddPairs(Lanes16.load(pair + 32), weights)
+                                sums.3 &+= Lanes16.multiplyAddPairs(Lanes16.load(pair + 48), weights)
+                            }
+                            let first = Lanes16.narrowing(sums.0 &>> shift, sums.1 &>> shift)
+                            let second = Lanes16.narrowing(sums.2 &>> shift, sums.3 &>> shift)
+                            if i + 32 <= samples {
+                                Lanes16.narrow32(first, second, to: output + i)
+                            } else {
+                                Lanes16.narrow32(first, second, to: spare)
+                                output.advanced(by: i).update(from: spare, count: samples - i)
+                            }
+                        }
+                    }
                 }
             }
         }
     }
 }
 
-/// The stage of `zoom-blur`: per plane, n passes between two float planes made at configure time.
+extension PlaneMotionBlur {
+    /// Slope 0 along x: per row and channel, a running sum of 2K+1 samples (clamped), its mean rounded half up by a
+    /// multiply and shift (`RoundedDivision`). Constant cost per sample whatever the radius.
+    fileprivate func blurAlongRows(_ source: Plane, into target: Plane, rows: Range<Int>) {
+        let c = channels, k = steps, last = width - 1
+        let division = RoundedDivision(by: UInt64(2 * k + 1))
+        for y in rows {
+            let input = UnsafePointer(source.row(y)), output = target.row(y)
+            for channel in 0..<c {
+                var sum = 0
+                for s in -k...k { sum += Int(input[min(max(s, 0), last) * c + channel]) }
+                for x in 0..<width {
+                    output[x * c + channel] = UInt8(truncatingIfNeeded: division.quotient(UInt64(sum)))
+                    sum += Int(input[min(x + k + 1, last) * c + channel]) - Int(input[max(x - k, 0) * c + channel])
+                }
+            }
+        }
+    }
+
+    /// Slope 0 along y: running sums of 2K+1 rows (clamped) for every sample of the row, in 32-bit integers; the
+    /// mean rounded half up through a Float reciprocal, exact because a mean of 2K+1 integers is never within
+    /// 1/(4K+2) of a half and the Float error stays below 10⁻⁴.
+    fileprivate func blurAlongColumns(_ source: Plane, into target: Plane, rows: Range<Int>) {
+        guard let first = rows.first else { return }
+        let samples = width * channels, k = steps, last = height - 1
+        let inverse = 1 / Float(2 * k + 1)
+        @inline(__always) func row(_ y: Int) -> UnsafePointer<UInt8> { UnsafePointer(source.row(min(max(y, 0), last))) }
+        withUnsafeTemporaryAllocation(of: Int32.self, capacity: samples) { sums in
+            let sums = sums.baseAddress.unsafelyUnwrapped
+            sums.update(repeating: 0, count: samples)
+            for s in -k...k {
+                let input = row(first + s)
+                for i in 0..<samples { sums[i] &+= Int32(input[i]) }
+            }
+            for y in rows {
+                let output = target.row(y)
+                for i in 0..<samples { output[i] = UInt8(truncatingIfNeeded: Int32(Float(sums[i]) * inverse + 0.5)) }
+                let entering = row(y + k + 1), leaving = row(y - k)
+                for i in 0..<samples { sums[i] &+= Int32(entering[i]) &- Int32(leaving[i]) }
+            }
+        }
+    }
+}
+
+/// The stage of `zoom-blur`: `PlaneZoomBlur` per plane, into a pool buffer.
 final class ZoomBlurProcessor: VideoProcessor {
     /// The format `configure` sized the buffers for.
     private var configured: FrameFormat?
@@ -229,7 +361,8 @@ final class ZoomBlurProcessor: VideoProcessor {
             let size = format.planeSize(index, width: input.width, height: input.height)
             return PlaneZoomBlur(width: size.width, height: size.height, channels: format.bytesPerPixel(plane: index),
                                  center: (center.x * Double(size.width), center.y * Double(size.height)),
-                                 totalScale: max(0, 1 - amount / halfDiagonal), samples: Int(amount.rounded(.up)) + 1)
+                                 totalScale: max(0, 1 - amount / halfDiagonal), samples: Int(amount.rounded(.up)) + 1,
+                                 slices: slices.threads)
         }
         pool = BufferPool(format: format, width: input.width, height: input.height, capacity: 4)
         return input
@@ -238,11 +371,15 @@ final class ZoomBlurProcessor: VideoProcessor {
     func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
         try FrameCheck.require(frame, matches: configured, filter: "zoom-blur")
         guard amount > 0 else { return frame }
-        var frame = frame
-        frame.withMutablePlanes(pool: pool) { targets in
-            for (blur, plane) in zip(planes, targets) { blur.run(plane, slices: slices) }
+        let source = frame
+        var output = source.makeSibling(pool: pool)
+        output.withMutablePlanes { targets in
+            for (index, target) in targets.enumerated() {
+                let blur = planes[index], plane = source.plane(index)
+                slices.forEachSlice(of: target.height) { rows, slice in blur.run(plane, into: target, rows: rows, slice: slice) }
+            }
         }
-        return frame
+        return withExtendedLifetime(source) { output }
     }
 
     func release() {
@@ -254,28 +391,48 @@ final class ZoomBlurProcessor: VideoProcessor {
 /// Zoom blur of one plane (see `FilterSpec.zoomBlur`): pass k averages the previous result with itself scaled
 /// about the centre by `s^(2ᵏ)`, sampled bilinearly with clamped coordinates.
 ///
-/// Scaling about a point is separable: a source row depends only on the output row and a source column only on the
-/// output column. So each pass's rows and columns (two neighbours and a weight each) are tabulated at configure
-/// time, and an output row is the vertical mix of its two source rows (eight samples at a time) followed by the
-/// horizontal mix through the column table.
+/// Rows of every pass are 16-bit samples holding 128 × the value (seven bits below the byte; each pass rounds to
+/// them, so n passes drift by at most n/256 of a code). Scaling about a point is separable: a source row depends
+/// only on the output row and a source column only on the output column, so each pass's rows and columns are tables
+/// made at configure time. An output row is the vertical mix of its two source rows, sixteen samples at a time in
+/// 16-bit lanes (`vpmulhrsw` with the weight in Q15), kept as floats in a row buffer; then the horizontal mix. With a
+/// scale of at most 1 the lower neighbours of eight consecutive output samples lie within eight consecutive samples of
+/// that row (for one, two or four channels), so eight of them are one load and one lane permutation (`vpermps`) from
+/// the block's first, and their upper neighbours the same from `channels` further; the average with the previous
+/// result is then rounded back to 16 bits.
+///
+/// The passes run as a pipeline of rows, not plane after plane. Row y of a pass needs rows y, lower(y) and upper(y)
+/// of the one before; those never lie above the lowest row that any later row needs, and never below the highest one
+/// reached so far. So each pass keeps its rows in a ring just deep enough for that window (a few rows when the scale is
+/// near 1), computes a row only when the next pass asks for it, and the whole pipeline works in cache: the frame is
+/// read once and written once, whatever the number of passes.
 final class PlaneZoomBlur: @unchecked Sendable {
-    // Sendable: the two float planes are owned here; each pass writes disjoint rows of one and reads the other.
+    // Sendable: the tables are immutable; each slice works in its own part of `scratch`.
     let width: Int, height: Int, channels: Int
     let center: (x: Double, y: Double)
     /// Scale of each pass: s, s², s⁴, …
     let scales: [Float]
     private let samples: Int
-    private let planes: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>)
-    /// Per pass: for each output row and each output column, the lower source neighbour, the upper one (clamped) and
-    /// the upper one's weight.
-    private let rowTaps: [[Tap]], columnTaps: [[Tap]]
+    /// Per pass, for each output row: the two source rows and the upper one's weight.
+    private let rowTaps: [[RowTap]]
+    /// Per pass, for each output sample: the sample of the row buffer that is its lower neighbour, and the upper
+    /// neighbour's weight (the upper neighbour is `channels` further on).
+    private let columnSources: [[Int32]], columnWeights: [[Float]]
+    /// Per pass: whether every block of eight output samples finds its lower neighbours within eight samples.
+    private let permutable: [Bool]
+    /// Rows of each ring: ring 0 holds source rows (× 128), ring k + 1 the rows of pass k.
+    private let ringRows: [Int]
+    /// Where each ring starts in a slice's scratch, and the Int16 per slice.
+    private let ringStarts: [Int], sliceScratch: Int
+    private let scratch: UnsafeMutablePointer<Int16>
 
-    struct Tap {
+    struct RowTap {
         let lower: Int, upper: Int
-        let weight: Float
+        /// The upper row's weight in Q15, for `vpmulhrsw`.
+        let weight: Int16
     }
 
-    init(width: Int, height: Int, channels: Int, center: (Double, Double), totalScale: Double, samples: Int) {
+    init(width: Int, height: Int, channels: Int, center: (Double, Double), totalScale: Double, samples: Int, slices: Int) {
         self.width = width
         self.height = height
         self.channels = channels
@@ -285,80 +442,159 @@ final class PlaneZoomBlur: @unchecked Sendable {
         let step = passes == 0 ? 1 : pow(totalScale, 1 / Double((1 << passes) - 1))
         let scales = (0..<passes).map { Float(pow(step, Double(1 << $0))) }
         self.scales = scales
-        self.samples = width * channels
-        planes = (.allocate(capacity: self.samples * height), .allocate(capacity: self.samples * height))
-        func taps(count: Int, centre: Double, scale: Float) -> [Tap] {
-            let c = Float(centre) - 0.5, last = Float(count - 1)
+        let c = channels, count = width * channels
+        self.samples = count
+        /// The lower neighbour, the upper one (clamped) and the upper one's weight of each output position.
+        func taps(count: Int, centre: Double, scale: Float) -> [(lower: Int, upper: Int, weight: Float)] {
+            let centre = Float(centre) - 0.5, last = Float(count - 1)
             return (0..<count).map { i in
-                let position = min(max(c + (Float(i) - c) * scale, 0), last)
+                let position = min(max(centre + (Float(i) - centre) * scale, 0), last)
                 let lower = Int(position)
-                return Tap(lower: lower, upper: min(lower + 1, count - 1), weight: position - Float(lower))
+                return (lower, min(lower + 1, count - 1), position - Float(lower))
             }
         }
-        rowTaps = scales.map { taps(count: height, centre: center.1, scale: $0) }
-        columnTaps = scales.map { taps(count: width, centre: center.0, scale: $0) }
-    }
-
-    deinit {
-        planes.0.deallocate()
-        planes.1.deallocate()
-    }
-
-    func run(_ plane: Plane, slices: SliceRunner) {
-        guard !scales.isEmpty else { return }
-        let samples = self.samples, whole = samples / 16 * 16
-        slices.run(rows: height) { rows in
-            for y in rows {
-                let input = plane.row(y), target = self.planes.0 + y * samples
-                for i in stride(from: 0, to: whole, by: 16) { loadBytes(input + i).store(to: target + i) }
-                for i in whole..<samples { target[i] = Float(input[i]) }
+        let rowTaps = scales.map { scale in
+            taps(count: height, centre: center.1, scale: scale).map {
+                RowTap(lower: $0.lower, upper: $0.upper, weight: Int16(min(($0.weight * 32768).rounded(), 32767)))
             }
         }
-        var (from, to) = planes
-        for pass in scales.indices {
-            slices.run(rows: height) { rows in self.pass(pass, from: from, to: to, rows: rows) }
-            swap(&from, &to)
+        self.rowTaps = rowTaps
+        let columns = scales.map { taps(count: width, centre: center.0, scale: $0) }
+        columnSources = columns.map { taps in (0..<count).map { Int32(taps[$0 / c].lower * c + $0 % c) } }
+        columnWeights = columns.map { taps in (0..<count).map { taps[$0 / c].weight } }
+        permutable = columnSources.map { sources in
+            stride(from: 0, to: count / 8 * 8, by: 8).allSatisfy { sources[$0 + 7] - sources[$0] <= 7 }
         }
-        let result = from
-        slices.run(rows: height) { rows in
-            for y in rows {
-                let output = plane.row(y), source = result + y * samples
-                // Rounded half up: ⌊v + ½⌋, as the scalar tail does.
-                for i in stride(from: 0, to: whole, by: 16) {
-                    let values = SIMD16<Float>(loadingFrom: source + i)
-                    output.advanced(by: i).store(roundedBytes((values + 0.5).rounded(.down).clamped(0, 255)))
-                }
-                for i in whole..<samples { output[i] = UInt8(min(max(source[i] + 0.5, 0), 255)) }
-            }
-        }
+        // Ring k feeds pass k: it must hold every window of rows one output row of that pass reads.
+        let ringRows = rowTaps.map { taps in
+            taps.indices.reduce(1) { deepest, y in max(deepest, max(taps[y].upper, y) - min(taps[y].lower, y) + 1) }
+        } + [1]
+        self.ringRows = ringRows
+        ringStarts = ringRows.indices.map { k in ringRows[..<k].reduce(0, +) * count }
+        sliceScratch = ringRows.reduce(0, +) * count
+        scratch = .allocate(capacity: sliceScratch * max(slices, 1))
     }
 
-    private func pass(_ pass: Int, from: UnsafeMutablePointer<Float>, to: UnsafeMutablePointer<Float>, rows: Range<Int>) {
-        let c = channels, samples = self.samples, whole = samples / 8 * 8
-        let rowTaps = self.rowTaps[pass], columnTaps = self.columnTaps[pass]
-        withUnsafeTemporaryAllocation(of: Float.self, capacity: samples) { mixed in
-            let mixed = mixed.baseAddress.unsafelyUnwrapped
-            for y in rows {
-                let tap = rowTaps[y]
-                let top = from + tap.lower * samples, bottom = from + tap.upper * samples
-                let fy = SIMD8<Float>(repeating: tap.weight)
-                for i in stride(from: 0, to: whole, by: 8) {
-                    let a = SIMD8<Float>(loadingFrom: top + i)
-                    let b = SIMD8<Float>(loadingFrom: bottom + i)
-                    (a + (b - a) * fy).store(to: mixed + i)
-                }
-                for i in whole..<samples { mixed[i] = top[i] + (bottom[i] - top[i]) * tap.weight }
-                let here = from + y * samples, output = to + y * samples
-                columnTaps.withUnsafeBufferPointer { columns in
-                    for x in 0..<width {
-                        let column = columns[x]
-                        for k in 0..<c {
-                            let a = mixed[column.lower * c + k], b = mixed[column.upper * c + k]
-                            output[x * c + k] = 0.5 * (here[x * c + k] + a + (b - a) * column.weight)
+    deinit { scratch.deallocate() }
+
+    /// Output rows `rows` of `target` from `source`, with scratch `slice`.
+    func run(_ source: Plane, into target: Plane, rows: Range<Int>, slice: Int) {
+        let passes = scales.count, samples = self.samples, whole = samples / 16 * 16
+        let scratch = self.scratch + slice * sliceScratch
+        /// Row r of ring k.
+        @inline(__always) func ring(_ k: Int, _ r: Int) -> UnsafeMutablePointer<Int16> {
+            scratch + ringStarts[k] + (r % ringRows[k]) * samples
+        }
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: passes + 1) { frontier in
+            // The last row each ring holds. The first row each needs: the first output row, and for each earlier
+            // ring the lowest row the first needed row of the next one reads.
+            var first = rows.lowerBound
+            frontier[passes] = first - 1
+            for k in stride(from: passes - 1, through: 0, by: -1) {
+                first = min(first, rowTaps[k][first].lower)
+                frontier[k] = first - 1
+            }
+            withUnsafeTemporaryAllocation(of: Float.self, capacity: samples + 8) { mixed in
+                let mixed = mixed.baseAddress.unsafelyUnwrapped
+                for i in samples..<(samples + 8) { mixed[i] = 0 }
+                /// Fills ring k up to row r, asking the rings before it for what each row needs.
+                func fill(_ k: Int, upTo r: Int) {
+                    while frontier[k] < r {
+                        let y = frontier[k] + 1
+                        if k == 0 {
+                            let input = source.row(y), row = ring(0, y)
+                            for i in stride(from: 0, to: whole, by: 16) {
+                                Lanes16.store(Lanes16.shiftLeft(Lanes16.widen16(input + i), 7), to: bytes(row + i))
+                            }
+                            for i in whole..<samples { row[i] = Int16(input[i]) << 7 }
+                        } else {
+                            let tap = rowTaps[k - 1][y]
+                            fill(k - 1, upTo: max(tap.upper, y))
+                            pass(k - 1, tap: tap, top: ring(k - 1, tap.lower), bottom: ring(k - 1, tap.upper),
+                                 here: ring(k - 1, y), output: ring(k, y), mixed: mixed)
                         }
+                        frontier[k] = y
                     }
+                }
+                for y in rows {
+                    fill(passes, upTo: y)
+                    let output = target.row(y), result = ring(passes, y)
+                    // Rounded half up: ⌊v/128 + ½⌋.
+                    for i in stride(from: 0, to: whole, by: 16) {
+                        let values = Lanes16.load(UnsafePointer(result + i))
+                        Lanes16.narrow16(Lanes16.shiftRight(Lanes16.addSaturating(values, Lanes16.splat(64)), 7), to: output + i)
+                    }
+                    for i in whole..<samples { output[i] = UInt8((Int(result[i]) + 64) >> 7) }
+                }
+            }
+        }
+    }
+
+    /// One output row of pass `pass`: the vertical mix of `top` and `bottom` into `mixed`, then the horizontal mix,
+    /// averaged with `here`, into `output`.
+    private func pass(_ pass: Int, tap: RowTap, top: UnsafeMutablePointer<Int16>, bottom: UnsafeMutablePointer<Int16>,
+                      here: UnsafeMutablePointer<Int16>, output: UnsafeMutablePointer<Int16>,
+                      mixed: UnsafeMutablePointer<Float>) {
+        let c = channels, samples = self.samples, whole = samples / 16 * 16
+        let weight = Lanes16.splat(tap.weight)
+        for i in stride(from: 0, to: whole, by: 16) {
+            let a = Lanes16.load(UnsafePointer(top + i)), b = Lanes16.load(UnsafePointer(bottom + i))
+            let mix = Lanes16.addSaturating(a, Lanes16.multiplyHighRounded(Lanes16.addSaturating(b, Lanes16.negate(a)), weight))
+            let (low, high) = Lanes16.floats(mix)
+            low.store(to: mixed + i)
+            high.store(to: mixed + i + 8)
+        }
+        for i in whole..<samples {
+            let a = Int32(top[i]), b = Int32(bottom[i])
+            mixed[i] = Float(a + (((b - a) * Int32(tap.weight) + 0x4000) >> 15))
+        }
+        columnSources[pass].withUnsafeBufferPointer { sources in
+            columnWeights[pass].withUnsafeBufferPointer { weights in
+                let sources = sources.baseAddress.unsafelyUnwrapped, weights = weights.baseAddress.unsafelyUnwrapped
+                var done = 0
+                if permutable[pass] {
+                    for i in stride(from: 0, to: whole, by: 16) {
+                        /// Eight output samples from i + offset, mixed horizontally.
+                        @inline(__always) func eight(_ offset: Int) -> SIMD8<Float> {
+                            let indices = UnsafeRawPointer(sources + i + offset).loadUnaligned(as: SIMD8<Int32>.self)
+                            let first = Int(indices[0])
+                            let lanes = indices &- Int32(first)
+                            let a = permuted(SIMD8<Float>(loadingFrom: mixed + first), lanes)
+                            let b = permuted(SIMD8<Float>(loadingFrom: mixed + first + c), lanes)
+                            let f = UnsafeRawPointer(weights + i + offset).loadUnaligned(as: SIMD8<Float>.self)
+                            return a + (b - a) * f
+                        }
+                        let (low, high) = Lanes16.floats(Lanes16.load(UnsafePointer(here + i)))
+                        let average = Lanes16.truncating((low + eight(0)) * 0.5 + 0.5, (high + eight(8)) * 0.5 + 0.5)
+                        Lanes16.store(average, to: bytes(output + i))
+                    }
+                    done = whole
+                }
+                for i in done..<samples {
+                    let source = Int(sources[i])
+                    let a = mixed[source], b = mixed[source + c]
+                    let value = (Float(here[i]) + a + (b - a) * weights[i]) * 0.5 + 0.5
+                    output[i] = Int16(value.rounded(.down))
                 }
             }
         }
     }
 }
+
+/// A pointer to 16-bit samples as the byte pointer `Lanes16`'s stores take.
+@inline(__always) private func bytes(_ pointer: UnsafeMutablePointer<Int16>) -> UnsafeMutablePointer<UInt8> {
+    UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: UInt8.self)
+}
+
+#if arch(x86_64) && VFX_HASWELL
+/// Lane i of the result is lane `lanes[i]` of `values` (`vpermps`).
+@inline(__always) private func permuted(_ values: SIMD8<Float>, _ lanes: SIMD8<Int32>) -> SIMD8<Float> {
+    _mm256_permutevar8x32_ps(values, unsafeBitCast(lanes, to: __m256i.self))
+}
+#else
+@inline(__always) private func permuted(_ values: SIMD8<Float>, _ lanes: SIMD8<Int32>) -> SIMD8<Float> {
+    var result = SIMD8<Float>()
+    for lane in 0..<8 { result[lane] = values[Int(lanes[lane])] }
+    return result
+}
+#endif

@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+import VFXCore
+import VFXFilters
+import VFXTestSupport
+
+/// motion-blur and zoom-blur on small frames of noise in every layout (I420, NV12, RGBA, BGRA, gray; odd sizes, so
+/// chroma planes are odd too and rows end in a partial vector block), against their definitions evaluated here in
+/// Double plane by plane (chroma planes at their own resolution: radius scaled by the plane's width, as the filters do).
+@Suite struct DirectionalBlurTests {
+    static let formats: [PixelFormat] = [.i420, .nv12, .rgba, .bgra, .gray8]
+
+    /// A frame of pseudo-random bytes (a fixed linear congruential sequence): every sample differs from its
+    /// neighbours, so a wrong tap, weight or clamp shows.
+    static func noise(_ format: PixelFormat, width: Int, height: Int) -> VideoFrame {
+        var frame = VideoFrame(format: format, width: width, height: height)
+        var state: UInt32 = 12345
+        frame.withMutablePlanes { planes in
+            for plane in planes {
+                for y in 0..<plane.height {
+                    for i in 0..<(plane.width * plane.bytesPerPixel) {
+                        state = state &* 1_664_525 &+ 1_013_904_223
+                        plane.row(y)[i] = UInt8(truncatingIfNeeded: state >> 24)
+                    }
+                }
+            }
+        }
+        return frame
+    }
+
+    /// The motion-blur definition on one plane of `channels` interleaved samples: the mean of 2K+1 samples one pixel
+    /// apart along the major axis, linear across it, coordinates clamped (FilterSpec.motionBlur).
+    static func motionBlur(_ rows: [[UInt8]], channels c: Int, radius: Double, degrees: Double) -> [[Double]] {
+        let height = rows.count, width = rows[0].count / c
+        let angle = degrees * .pi / 180
+        let horizontal = abs(cos(angle)) >= abs(sin(angle))
+        let t = horizontal ? sin(angle) / cos(angle) : cos(angle) / sin(angle)
+        let steps = Int((radius / (1 + t * t).squareRoot()).rounded())
+        let majorCount = horizontal ? width : height, minorCount = horizontal ? height : width
+        func sample(_ major: Int, _ minor: Double, _ k: Int) -> Double {
+            let m = min(max(major, 0), majorCount - 1)
+            let p = min(max(minor, 0), Double(minorCount - 1))
+            let lower = Int(p), upper = min(lower + 1, minorCount - 1)
+            let f = p - Double(lower)
+            let a = Double(horizontal ? rows[lower][m * c + k] : rows[m][lower * c + k])
+            let b = Double(horizontal ? rows[upper][m * c + k] : rows[m][upper * c + k])
+            return a + (b - a) * f
+        }
+        return (0..<height).map { y in
+            (0..<(width * c)).map { i in
+                let (x, k) = (i / c, i % c)
+                let (major, minor) = horizontal ? (x, Double(y)) : (y, Double(x))
+                let total = (-steps...steps).reduce(0.0) { $0 + sample(major + $1, minor + Double($1) * t, k) }
+                return SpatialFixtures.byte(total / Double(2 * steps + 1))
+            }
+        }
+    }
+
+    /// Tolerance 1 code: the kernel sums the taps exactly in integers, with integer weights that put the sum within
+    /// 0.07 of a code of the exact mean, so only a value that close to a rounding boundary can round the other way.
+    /// Angles along both axes (0°, 90°: the running sums), the diagonal, 30°, steep ones either way (−70°, 100°) and
+    /// one past a half turn (200°); radius 9, and 60 — longer than every frame here, so most taps clamp. Two slices.
+    @Test(arguments: [0.0, 90.0, 45.0, 30.0, -70.0, 100.0, 200.0])
+    func motionBlurFollowsItsDefinition(degrees: Double) throws {
+        for format in Self.formats {
+            for (width, height, radius) in [(37, 23, 9.0), (29, 41, 60.0)] {
+                let frame = Self.noise(format, width: width, height: height)
+                let output = try SpatialFixtures.apply("motion-blur:radius=\(radius):angle=\(degrees)", to: frame)
+                for index in 0..<frame.planeCount {
+                    let source = SpatialFixtures.rows(frame, index), c = frame.plane(index).bytesPerPixel
+                    let planeRadius = radius * Double(source[0].count / c) / Double(width)
+                    let expected = Self.motionBlur(source, channels: c, radius: planeRadius, degrees: degrees)
+                    let result = SpatialFixtures.doubles(SpatialFixtures.rows(output, index))
+                    let difference = SpatialFixtures.maxDifference(result, expected)
+                    #expect(difference <= 1, "\(format) \(width)x\(height) radius \(radius) angle \(degrees) plane \(index)")
+                }
+            }
+        }
+    }
+
+    /// The zoom-blur kernel as documented, evaluated in Double: n passes, pass k the average of the previous result and
+    /// that result scaled about the centre by s^(2ᵏ) (bilinear, clamped), then rounded half up.
+    static func zoomPasses(_ rows: [[UInt8]], channels c: Int, centre: (Double, Double), totalScale: Double,
+                           samples: Int) -> [[Double]] {
+        let height = rows.count, width = rows[0].count / c
+        var passes = 0
+        while (1 << passes) < samples { passes += 1 }
+        let step = passes == 0 ? 1 : pow(totalScale, 1 / Double((1 << passes) - 1))
+        var image = rows.map { $0.map(Double.init) }
+        let cx = centre.0 - 0.5, cy = centre.1 - 0.5
+        for pass in 0..<passes {
+            let s = pow(step, Double(1 << pass))
+            let previous = image
+            for y in 0..<height {
+                let py = min(max(cy + (Double(y) - cy) * s, 0), Double(height - 1))
+                let y0 = Int(py), y1 = min(y0 + 1, height - 1), fy = py - Double(y0)
+                for x in 0..<width {
+                    let px = min(max(cx + (Double(x) - cx) * s, 0), Double(width - 1))
+                    let x0 = Int(px), x1 = min(x0 + 1, width - 1), fx = px - Double(x0)
+                    for k in 0..<c {
+                        func at(_ yy: Int, _ xx: Int) -> Double { previous[yy][xx * c + k] }
+                        let top = at(y0, x0) + (at(y0, x1) - at(y0, x0)) * fx
+                        let bottom = at(y1, x0) + (at(y1, x1) - at(y1, x0)) * fx
+                        image[y][x * c + k] = 0.5 * (previous[y][x * c + k] + top + (bottom - top) * fy)
+                    }
+                }
+            }
+        }
+        return image.map { $0.map(SpatialFixtures.byte) }
+    }
+
+    /// Tolerance 1 code: the kernel keeps its passes in 16 bits with seven bits below the byte (each pass rounds by at
+    /// most 1/256 of a code) and its positions in Float. Amounts 3 (two passes), 13 (four) and 300 (beyond the half
+    /// diagonal of every frame here: the last sample is the centre itself), centres inside and on the border. Two slices.
+    @Test(arguments: [(3.0, 0.5, 0.5), (13.0, 0.3, 0.8), (300.0, 1.0, 0.0)])
+    func zoomBlurFollowsItsPasses(amount: Double, x: Double, y: Double) throws {
+        for format in Self.formats {
+            for (width, height) in [(37, 23), (70, 41)] {
+                let frame = Self.noise(format, width: width, height: height)
+                let output = try SpatialFixtures.apply("zoom-blur:center=\(x)x\(y):amount=\(amount)", to: frame)
+                let halfDiagonal = Double(width * width + height * height).squareRoot() / 2
+                for index in 0..<frame.planeCount {
+                    let source = SpatialFixtures.rows(frame, index), c = frame.plane(index).bytesPerPixel
+                    let planeWidth = source[0].count / c, planeHeight = source.count
+                    let expected = Self.zoomPasses(source, channels: c, centre: (x * Double(planeWidth), y * Double(planeHeight)),
+                                                   totalScale: max(0, 1 - amount / halfDiagonal),
+                                                   samples: Int(amount.rounded(.up)) + 1)
+                    let result = SpatialFixtures.doubles(SpatialFixtures.rows(output, index))
+                    let difference = SpatialFixtures.maxDifference(result, expected)
+                    #expect(difference <= 1, "\(format) \(width)x\(height) amount \(amount) plane \(index): \(difference)")
+                }
+            }
+        }
+    }
+}

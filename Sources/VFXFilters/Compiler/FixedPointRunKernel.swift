@@ -33,9 +33,8 @@ import VFXCore
 /// Sums saturate; `init` checks that no saturated sum can change a clamped result, and returns nil for a matrix
 /// with gains of 2 or more, a curve the pieces cannot follow within 0.125 code (a kink, a steep start: `gamma` under
 /// 0.95), a luma curve or a general function (other than the largest or smallest channel); `ColorRunYUVKernel` or the 3D
-/// table takes those. A product rounds to
-/// 2⁻¹⁵ of full scale (0.008 codes), so an output is within about 0.1 code of its exact value before the final
-/// rounding, 0.25 with a curve.
+/// table takes those. A product rounds to 2⁻¹⁵ of full scale (0.008 codes), so an output is within about 0.1 code of
+/// its exact value before the final rounding, 0.25 with a curve.
 ///
 /// ```swift
 /// let kernel = FixedPointRunKernel([sepia, hue, gamma], coding: YUVCoding(.bt709), chromaInterleaved: false)

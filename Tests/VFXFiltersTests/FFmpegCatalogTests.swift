@@ -38,6 +38,41 @@ final class FFmpegCatalogTests: XCTestCase {
         XCTAssertLessThanOrEqual(worst, 1)
     }
 
+    /// `posterize` and `solarize` on RGBA (their exact per-channel tables) against `lutrgb` with the graphs their specs
+    /// record, on a frame holding every byte in each channel: identical bytes, except where a level's value
+    /// n·255/(levels − 1) is a whole code and a half (7 levels: 42.5, 127.5, 212.5), which VideoFX's Float tables may
+    /// round either way (n/(levels − 1) is not exact in Float) and lutrgb rounds up: ≤ 1 code there.
+    func testPosterizeAndSolarizeMatchLutrgb() throws {
+        // Row 0: red x, green 255 − x, blue 3x + 7 (mod 256); row 1: red 5x + 1, green 7x, blue 255 − x.
+        let rows = [{ (x: Int) in [x, 255 - x, (3 * x + 7) % 256] }, { (x: Int) in [(5 * x + 1) % 256, (7 * x) % 256, 255 - x] }]
+        let input: [UInt8] = rows.flatMap { row in (0..<256).flatMap { x in row(x).map { UInt8($0) } + [255] } }
+        let frame = RawFrames.frame(input, format: .rgba, width: 256, height: 2)
+        func check(_ chain: String, want: (Int) -> Double) throws {
+            // `want`: the definition's output byte before rounding (ties are where it ends in a half).
+            let description = try FilterChain(parsing: chain).filters[0]
+            let spec = try XCTUnwrap(FilterRegistry.spec(named: description.name))
+            let graph = try XCTUnwrap(spec.ffmpeg?(try description.arguments()), chain)
+            let ours = RawFrames.bytes(try TestSupport.apply(chain, to: frame))
+            let theirs = RawFrames.bytes(try SpatialFixtures.ffmpeg(frame, name: "rgba", filter: graph + ",format=rgba"))
+            var ties = 0
+            for index in input.indices where index % 4 != 3 {
+                let value: Double = want(Int(input[index]))
+                let isTie = abs(value - value.rounded(.down) - 0.5) < 1e-9
+                let difference = abs(Int(ours[index]) - Int(theirs[index]))
+                XCTAssertLessThanOrEqual(difference, isTie ? 1 : 0, "\(chain) at byte \(input[index]) (\(graph))")
+                if difference > 0 { ties += 1 }
+            }
+            print("\(chain) vs \(graph): \(ties) tie(s) a code apart")
+        }
+        for levels in [2, 3, 4, 6, 7, 16, 256] {
+            let steps = Double(levels - 1)
+            try check("posterize:levels=\(levels)") { code in (Double(code) / 255 * steps).rounded() / steps * 255 }
+        }
+        for threshold in [0, 0.25, 0.5, 0.6, 1] {
+            try check("solarize:threshold=\(threshold)") { code in Double(code) / 255 > threshold ? Double(255 - code) : Double(code) }
+        }
+    }
+
     /// FFmpeg's `blend` on planar RGB against a colour layer: the same per-channel formulas in 8-bit integers (FFmpeg
     /// divides by 255 with its own rounding): ≤ 2 codes.
     func testSeparableBlendsMatchFFmpegBlend() throws {

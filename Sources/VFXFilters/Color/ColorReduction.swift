@@ -348,18 +348,18 @@ extension FilterSpec {
     }
 
     /// Gray of the largest of R', G', B'.
-    /// - No parameters. Formats: all. Chain: `maximum-component` · Swift: `try FilterDescription("maximum-component")`
+    /// - No parameters. Formats: all (I420/NV12: the largest of the three in 16-bit lanes, per pixel). Chain: `maximum-component` · Swift: `try FilterDescription("maximum-component")`
     public static let maximumComponent = FilterSpec(
         name: "maximum-component", family: .colorEffect, summary: "Gray of the largest of R, G and B.",
         coreImage: "CIMaximumComponent", parameters: [], example: "maximum-component", swift: "try FilterDescription(\"maximum-component\")"
-    ) { _, _ in .color(.rgb { SIMD3(repeating: $0.max()) }) }
+    ) { _, _ in .color(.largestChannel) }
 
     /// Gray of the smallest of R', G', B'.
-    /// - No parameters. Formats: all. Chain: `minimum-component` · Swift: `try FilterDescription("minimum-component")`
+    /// - No parameters. Formats: all (I420/NV12: the smallest of the three in 16-bit lanes, per pixel). Chain: `minimum-component` · Swift: `try FilterDescription("minimum-component")`
     public static let minimumComponent = FilterSpec(
         name: "minimum-component", family: .colorEffect, summary: "Gray of the smallest of R, G and B.",
         coreImage: "CIMinimumComponent", parameters: [], example: "minimum-component", swift: "try FilterDescription(\"minimum-component\")"
-    ) { _, _ in .color(.rgb { SIMD3(repeating: $0.min()) }) }
+    ) { _, _ in .color(.smallestChannel) }
 
     /// A mask made from the picture: white whose alpha is the pixel's luma (for compositing).
     /// - No parameters. Formats: RGBA, BGRA (the formats with alpha).

@@ -5,16 +5,23 @@ import Foundation
 
 extension FilterSpec {
     /// Each channel quantized to `levels` evenly spaced values: `round(v·(levels−1))/(levels−1)`.
-    /// - `levels` 2…256 (6). Formats: all.
+    /// - `levels` 2…256 (6). Formats: all (RGB: exact tables; I420/NV12: in 16-bit lanes, a multiply and a rounding
+    ///   shift per channel).
+    /// - FFmpeg: `lutrgb` with the same rounding on each byte.
     ///
     /// Chain: `posterize:levels=4` · Swift: `FilterDescription.posterize(levels: 4)`
     public static let posterize = FilterSpec(
         name: "posterize", family: .colorEffect, summary: "Each channel quantized to a number of levels.", coreImage: "CIColorPosterize",
         parameters: [ParameterSpec("levels", .integer(2...256), default: 6, "values per channel")],
-        example: "posterize:levels=4", swift: "FilterDescription.posterize(levels: 4)"
+        example: "posterize:levels=4", swift: "FilterDescription.posterize(levels: 4)",
+        ffmpeg: { arguments in
+            // The level of each byte, back to a byte; lutrgb truncates, so the half is added.
+            let steps = arguments.integer("levels") - 1
+            let expression = "round(val*\(steps)/255)*255/\(steps)+0.5"
+            return "lutrgb=r=\(expression):g=\(expression):b=\(expression)"
+        }
     ) { arguments, _ in
-        let steps = Float(arguments.integer("levels") - 1)
-        return .color(.channels { ($0 * steps).rounded(.toNearestOrAwayFromZero) / steps })
+        .color(.quantized(levels: arguments.integer("levels")))
     }
 
     /// Black or white by luma: white where `Y ≥ threshold`.
@@ -31,16 +38,24 @@ extension FilterSpec {
     }
 
     /// Channels above `threshold` inverted (`1 − v`), as film exposed to light while developing.
-    /// - `threshold` 0…1 (0.5). Formats: all.
+    /// - `threshold` 0…1 (0.5). Formats: all (RGB: exact tables; I420/NV12: in 16-bit lanes, a compare and a select
+    ///   per channel).
+    /// - FFmpeg: `lutrgb` inverting the bytes above the last one the threshold keeps.
     ///
     /// Chain: `solarize:threshold=0.6` · Swift: `FilterDescription.solarize(threshold: 0.6)`
     public static let solarize = FilterSpec(
         name: "solarize", family: .colorEffect, summary: "Channels above a threshold inverted.", coreImage: nil,
         parameters: [ParameterSpec("threshold", .number(0...1), default: 0.5, "channel value from which it inverts")],
-        example: "solarize:threshold=0.6", swift: "FilterDescription.solarize(threshold: 0.6)"
+        example: "solarize:threshold=0.6", swift: "FilterDescription.solarize(threshold: 0.6)",
+        ffmpeg: { arguments in
+            // The last byte kept, by the same comparison in Float the filter makes (code/255 > threshold inverts).
+            let threshold = arguments.float("threshold")
+            let kept = (0...255).last { Float($0) / 255 <= threshold } ?? -1
+            let expression = "'if(gt(val,\(kept)),255-val,val)'"
+            return "lutrgb=r=\(expression):g=\(expression):b=\(expression)"
+        }
     ) { arguments, _ in
-        let level = arguments.float("threshold")
-        return .color(.channels { $0.replacing(with: 1 - $0, where: $0 .> level) })
+        .color(.invertedAbove(arguments.float("threshold")))
     }
 
     /// Input levels: `((v − black)/(white − black))^(1/gamma)` on each channel.

@@ -21,7 +21,8 @@ import VFXCore
 /// rounding.
 ///
 /// `init` returns nil for a run this kernel cannot evaluate (a general function of R'G'B', or a curve that jumps:
-/// posterize, threshold, solarize); the 3D table takes those.
+/// posterize, threshold, solarize); `FixedPointRunKernel` takes the jumps it knows in runs of up to three steps, and
+/// the 3D table the rest.
 ///
 /// ```swift
 /// let kernel = ColorRunYUVKernel([sepiaTransform, hueTransform, gammaTransform], coding: YUVCoding(.bt709),

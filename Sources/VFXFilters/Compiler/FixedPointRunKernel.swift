@@ -1,14 +1,16 @@
 import VFXCore
 
-/// A run of colour matrices and smooth per-channel curves (`sepia`, `color-matrix`, `sepia,hue,color-controls`,
-/// `gamma`, `tone-curve`, `sepia,hue,gamma`…) applied to each pixel of an I420/NV12 frame in 16-bit fixed point,
-/// 16 blocks (2 rows × 32 pixels) per step of the loop, with no scratch memory.
+/// A run of colour matrices, smooth per-channel curves and the step functions the lanes can evaluate as defined
+/// (`sepia`, `color-matrix`, `sepia,hue,color-controls`, `gamma`, `tone-curve`, `sepia,hue,gamma`, `posterize`,
+/// `solarize`, `maximum-component`…) applied to each pixel of an I420/NV12 frame in 16-bit fixed point, 16 blocks
+/// (2 rows × 32 pixels) per step of the loop, with no scratch memory.
 ///
 /// The definition is `ColorRunYUVKernel`'s: per pixel, R'G'B' from its luma and its block's chroma through the first
-/// matrix (applied to the unclipped R'G'B'; the identity when the run starts with a curve), clamped; then each further
-/// step clamped: a matrix `clamp(M·rgb + offset)`, or a curve on each channel; then the output luma, and each block's
-/// chroma from the mean of its four output R'G'B' values. Consecutive matrices are multiplied into one when the first
-/// keeps the unit cube inside itself. At most two steps follow the first matrix.
+/// matrix (applied to the unclipped R'G'B'; the identity when the run starts with another step), clamped; then each
+/// further step clamped: a matrix `clamp(M·rgb + offset)`, a curve on each channel, or a `ColorTransform.Piecewise`
+/// function; then the output luma, and each block's chroma from the mean of its four output R'G'B' values.
+/// Consecutive matrices are multiplied into one when the first keeps the unit cube inside itself. At most two steps
+/// follow the first matrix.
 ///
 /// Arithmetic on each 16-bit lane (`Lanes16`):
 /// - R'G'B' in Q14 (1 = 16384), clamped to 0…16383. A value enters a product shifted left once (Q15) against a
@@ -19,12 +21,20 @@ import VFXCore
 /// - A curve: eight cubic pieces, one per eighth of 0…1 (`CurvePieces16`, within 0.125 code of the curve); a value's
 ///   top 3 bits pick its piece's four coefficients with a byte shuffle (`vpshufb`: the 8 coefficients of a kind fill
 ///   16 bytes), the other 12 bits are `t` for three Horner steps.
+/// - Quantizing to `levels` (`posterize`): the level n = round(v·(levels − 1)) by one rounding high multiply of the Q15
+///   value by levels − 1 (halves round up, as the definition's do), then n·2^s by a second one with a factor of
+///   2^(29 − s)/(levels − 1), s the largest shift with (levels − 1)·2^s < 2^15: the level's value in Q14 within 1.5 of
+///   16384 (0.025 code), clamped. A value within the conversion's rounding of a level boundary may take the next level.
+/// - Inverting above a threshold (`solarize`): a compare of the Q15 value with ⌊threshold·2^15⌋ (exact on Q15 values)
+///   and a select of 2^15 − v.
+/// - The largest or smallest channel (`maximum-component`, `minimum-component`): two lane maxima or minima, written to
+///   all three channels.
 /// - Output luma and chroma in Q7 codes, rounded by adding 64 and shifting right by 7; block means by `vpavgw`.
 /// Sums saturate; `init` checks that no saturated sum can change a clamped result, and returns nil for a matrix
 /// with gains of 2 or more, a curve the pieces cannot follow within 0.125 code (a kink, a steep start: `gamma` under
-/// 0.95), a luma curve or a general function; `ColorRunYUVKernel` or the 3D table takes those. A product rounds to
-/// 2⁻¹⁵ of full scale (0.008 codes), so an output is within about 0.1 code of its exact value before the final
-/// rounding, 0.25 with a curve.
+/// 0.95), a luma curve or a general function (other than the largest or smallest channel); `ColorRunYUVKernel` or the 3D
+/// table takes those. A product rounds to 2⁻¹⁵ of full scale (0.008 codes), so an output is within about 0.1 code of
+/// its exact value before the final rounding, 0.25 with a curve.
 ///
 /// ```swift
 /// let kernel = FixedPointRunKernel([sepia, hue, gamma], coding: YUVCoding(.bt709), chromaInterleaved: false)
@@ -36,12 +46,17 @@ final class FixedPointRunKernel: VignetteFusing {
     private let constant: SIMD3<Int16>, fromCb: SIMD3<Int16>, fromCr: SIMD3<Int16>, fromY: SIMD3<Int16>
     /// The shifts of centred chroma and of luma codes before their products.
     private let chromaShift: Int, lumaShift: Int
-    /// Each further step as 12 vectors: a matrix's 9 coefficients row by row then its 3 offsets, splatted; or a curve's
-    /// pieces, the t³, t², t and 1 coefficients of red, then of green, then of blue.
+    /// Each further step as 12 vectors: a matrix's 9 coefficients row by row then its 3 offsets, splatted; a curve's
+    /// pieces, the t³, t², t and 1 coefficients of red, then of green, then of blue; for quantizing, levels − 1 and the
+    /// factor; for inverting, the threshold in Q15 (all splatted).
     private let steps: UnsafeMutablePointer<Lanes16.Vector>
     private let stepCount: Int
-    /// Whether step 0 and step 1 are curves.
-    private let curves: (Bool, Bool)
+    /// What step 0 and step 1 are, and the shift of a quantizing step's level.
+    private let kinds: (StepKind, StepKind)
+    private let shifts: (Int, Int)
+
+    /// The kinds of further step.
+    private enum StepKind { case matrix, curves, quantized, invertedAbove, largest, smallest }
     /// Output luma (Q7 codes) from Q15 R'G'B': weights and offset (with the rounding half); the same for Cb and Cr.
     private let toY: SIMD3<Int16>, toCb: SIMD3<Int16>, toCr: SIMD3<Int16>, lumaOffset: Int16
     let chromaInterleaved: Bool
@@ -50,9 +65,18 @@ final class FixedPointRunKernel: VignetteFusing {
 
     init?(_ run: [ColorTransform], coding: YUVCoding, chromaInterleaved: Bool) {
         let (firstMatrix, rest) = ColorMatrix.leading(run)
-        enum Step { case matrix(ColorMatrix), curves(CurvePieces16, CurvePieces16, CurvePieces16) }
+        enum Step { case matrix(ColorMatrix), curves(CurvePieces16, CurvePieces16, CurvePieces16), piecewise(ColorTransform.Piecewise) }
         var later: [Step] = []
         for transform in rest {
+            if let piecewise = transform.piecewise {
+                switch piecewise {
+                case .quantized(let levels): guard (2...256).contains(levels) else { return nil }
+                case .invertedAbove(let threshold): guard threshold >= 0 else { return nil }
+                case .largestChannel, .smallestChannel: break
+                }
+                later.append(.piecewise(piecewise))
+                continue
+            }
             switch transform.kind {
             case .affine(let matrix):
                 if case .matrix(let last) = later.last, last.keepsUnitCube {
@@ -106,7 +130,7 @@ final class FixedPointRunKernel: VignetteFusing {
         guard later.count <= 2 else { return nil }
         stepCount = later.count
         steps = .allocate(capacity: max(12 * later.count, 1))
-        var isCurve = [false, false]
+        var kinds = [StepKind.matrix, .matrix], shifts = [0, 0]
         for (index, step) in later.enumerated() {
             var vectors: [Lanes16.Vector] = []
             switch step {
@@ -115,11 +139,25 @@ final class FixedPointRunKernel: VignetteFusing {
                 vectors = values.map { Lanes16.splat(Int16((Double($0) * 16384).rounded())) }
             case .curves(let red, let green, let blue):
                 vectors = [red, green, blue].flatMap(\.tables)
-                isCurve[index] = true
+                kinds[index] = .curves
+            case .piecewise(.quantized(let levels)):
+                // n·2^shift stays under 2^15; factor·(levels − 1)·2^shift ≈ 2^29 (2^15 itself does not fit: 32767).
+                let shift = (0...14).last { (levels - 1) << $0 <= 32767 } ?? 0
+                let factor = min(32767, (Double(1 << (29 - shift)) / Double(levels - 1)).rounded())
+                vectors = [Lanes16.splat(Int16(levels - 1)), Lanes16.splat(Int16(factor))]
+                (kinds[index], shifts[index]) = (.quantized, shift)
+            case .piecewise(.invertedAbove(let threshold)):
+                vectors = [Lanes16.splat(Int16(min(32767, (Double(threshold) * 32768).rounded(.down))))]
+                kinds[index] = .invertedAbove
+            case .piecewise(.largestChannel):
+                kinds[index] = .largest
+            case .piecewise(.smallestChannel):
+                kinds[index] = .smallest
             }
+            vectors += Array(repeating: Lanes16.splat(0), count: 12 - vectors.count)
             (steps + 12 * index).initialize(from: vectors, count: 12)
         }
-        curves = (isCurve[0], isCurve[1])
+        (self.kinds, self.shifts) = ((kinds[0], kinds[1]), (shifts[0], shifts[1]))
         // Y = offset + scale·(w·rgb); Cb = 128 + (b − y)·toCb; Cr = 128 + (r − y)·toCr; in Q7 codes.
         let w = SIMD3(coding.weights.red, coding.weights.green, coding.weights.blue)
         let cbScale = coding.chromaScale / coding.blueFromPb, crScale = coding.chromaScale / coding.redFromPr
@@ -172,7 +210,7 @@ final class FixedPointRunKernel: VignetteFusing {
         typealias L = Lanes16
         let luma = planes[0], cbPlane = planes[1], crPlane = planes[planes.count - 1]
         let chromaWidth = (width + 1) / 2
-        let (steps, curves) = (self.steps, self.curves)
+        let (steps, kinds, shifts) = (self.steps, self.kinds, self.shifts)
         let (chromaShift, lumaShift) = (self.chromaShift, self.lumaShift)
         let constant = (L.splat(self.constant.x), L.splat(self.constant.y), L.splat(self.constant.z))
         let fromCb = (L.splat(self.fromCb.x), L.splat(self.fromCb.y), L.splat(self.fromCb.z))
@@ -200,6 +238,16 @@ final class FixedPointRunKernel: VignetteFusing {
             sum = L.addSaturating(L.multiplyHighRounded(sum, t), L.shuffleBytes(c[4 * k + 3], control))
             return L.shiftLeft(L.clamp(sum, zero, one), 1)
         }
+        /// A quantizing step on one channel's Q15 values (Q15 out): the level, then its value.
+        @inline(__always) func quantized(_ v: L.Vector, _ c: UnsafeMutablePointer<L.Vector>, _ shift: Int) -> L.Vector {
+            let level = L.multiplyHighRounded(v, c[0])
+            return L.shiftLeft(L.minimum(L.multiplyHighRounded(L.shiftLeft(level, shift), c[1]), one), 1)
+        }
+        /// An inverting step on one channel's Q15 values: 2^15 − v where v is above the threshold (v ≥ 1 there, so the
+        /// wrapping difference is the value).
+        @inline(__always) func invertedAbove(_ v: L.Vector, _ c: UnsafeMutablePointer<L.Vector>) -> L.Vector {
+            L.select(L.greaterThan(v, c[0]), L.subtract(L.splat(Int16.min), v), v)
+        }
         /// The output R'G'B' (Q15) of 16 pixels with luma codes `y` whose blocks' terms are `k`.
         @inline(__always) func pixels(_ y: L.Vector, _ k: (L.Vector, L.Vector, L.Vector)) -> (L.Vector, L.Vector, L.Vector) {
             let scaled = L.shiftLeft(y, lumaShift)
@@ -208,11 +256,23 @@ final class FixedPointRunKernel: VignetteFusing {
             var b = L.shiftLeft(L.clamp(L.addSaturating(k.2, L.multiplyHighRounded(scaled, fromY.2)), zero, one), 1)
             for index in 0..<Steps.count {
                 let c = steps + 12 * index
-                if index == 0 ? curves.0 : curves.1 {
-                    (r, g, b) = (curve(r, c, 0), curve(g, c, 1), curve(b, c, 2))
-                } else {
+                switch index == 0 ? kinds.0 : kinds.1 {
+                case .matrix:
                     (r, g, b) = (L.shiftLeft(matrixRow(r, g, b, c, 0), 1), L.shiftLeft(matrixRow(r, g, b, c, 1), 1),
                                  L.shiftLeft(matrixRow(r, g, b, c, 2), 1))
+                case .curves:
+                    (r, g, b) = (curve(r, c, 0), curve(g, c, 1), curve(b, c, 2))
+                case .quantized:
+                    let shift = index == 0 ? shifts.0 : shifts.1
+                    (r, g, b) = (quantized(r, c, shift), quantized(g, c, shift), quantized(b, c, shift))
+                case .invertedAbove:
+                    (r, g, b) = (invertedAbove(r, c), invertedAbove(g, c), invertedAbove(b, c))
+                case .largest:
+                    let largest = L.maximum(L.maximum(r, g), b)
+                    (r, g, b) = (largest, largest, largest)
+                case .smallest:
+                    let smallest = L.minimum(L.minimum(r, g), b)
+                    (r, g, b) = (smallest, smallest, smallest)
                 }
             }
             return (r, g, b)

@@ -12,14 +12,16 @@ import VFXPipeline
 ///   the whole run tabulated per luma code;
 /// - YUV frames whose run is made of affine transforms that each keep luma and chroma apart (`invert`, `hue`,
 ///   `color-controls`…): `PlanarYUVKernel`, each plane on its own as FFmpeg does, one pass per plane for the run;
-/// - other YUV runs of up to three matrices and smooth curves (`sepia`, `color-matrix`, `gamma`, `tone-curve`,
-///   `sepia,hue,gamma`…) whose coefficients fit 16 bits: `FixedPointRunKernel`, per pixel in 16-bit fixed point, 16
+/// - other YUV runs of up to three matrices, smooth curves and the step functions the lanes evaluate as defined
+///   (`sepia`, `color-matrix`, `gamma`, `tone-curve`, `sepia,hue,gamma`, `posterize`, `solarize`, `maximum-component`,
+///   `minimum-component`…) whose coefficients fit 16 bits: `FixedPointRunKernel`, per pixel in 16-bit fixed point, 16
 ///   lanes at a time, and a vignette that follows the run applied in the same loop;
 /// - YUV frames with another lone affine transform: `AffineYUVKernel`, per pixel in SIMD floats;
 /// - other YUV runs of matrices and smooth curves (a curve too steep for 8 cubic pieces, luma curves, more steps):
 ///   `ColorRunYUVKernel`, the run evaluated per pixel in SIMD floats, curves through 4096-entry tables, and a vignette
 ///   that follows the run applied in the same loop;
-/// - YUV runs with a general function of R'G'B' or a curve that jumps: `YUVTableKernel`, a 3D table in Y'CbCr;
+/// - YUV runs with another general function of R'G'B' (`vibrance`) or a curve that jumps in a run too long for the fixed
+///   point: `YUVTableKernel`, a 3D table in Y'CbCr;
 /// - RGB frames whose run works on each channel alone: `RGBChannelKernel`, three exact 256-entry tables;
 /// - RGB frames whose run only bends luma and/or removes chroma: `RGBLumaKernel`, a table on quarter-code luma;
 /// - other RGB runs: `RGBTableKernel`, a 3D table in R'G'B' with tetrahedral interpolation.

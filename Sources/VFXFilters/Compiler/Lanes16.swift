@@ -37,6 +37,12 @@ enum Lanes16 {
     @inline(__always) static func clamp(_ a: Vector, _ low: Vector, _ high: Vector) -> Vector {
         _mm256_min_epi16(_mm256_max_epi16(a, low), high)
     }
+    @inline(__always) static func maximum(_ a: Vector, _ b: Vector) -> Vector { _mm256_max_epi16(a, b) }
+    @inline(__always) static func minimum(_ a: Vector, _ b: Vector) -> Vector { _mm256_min_epi16(a, b) }
+    /// a − b, wrapping (`vpsubw`).
+    @inline(__always) static func subtract(_ a: Vector, _ b: Vector) -> Vector { _mm256_sub_epi16(a, b) }
+    /// `a` in lanes where `mask` is all ones, `b` where it is zero (`vpblendvb`; each lane of `mask` is one or the other).
+    @inline(__always) static func select(_ mask: Vector, _ a: Vector, _ b: Vector) -> Vector { _mm256_blendv_epi8(b, a, mask) }
 
     /// 32 bytes at `pointer` as sixteen little-endian pairs (lane i: byte 2i low, byte 2i + 1 high).
     @inline(__always) static func load(_ pointer: UnsafeMutablePointer<UInt8>) -> Vector {
@@ -170,6 +176,10 @@ enum Lanes16 {
     @inline(__always) static func clamp(_ a: Vector, _ low: Vector, _ high: Vector) -> Vector {
         a.replacing(with: low, where: a .< low).replacing(with: high, where: a .> high)
     }
+    @inline(__always) static func maximum(_ a: Vector, _ b: Vector) -> Vector { pointwiseMax(a, b) }
+    @inline(__always) static func minimum(_ a: Vector, _ b: Vector) -> Vector { pointwiseMin(a, b) }
+    @inline(__always) static func subtract(_ a: Vector, _ b: Vector) -> Vector { a &- b }
+    @inline(__always) static func select(_ mask: Vector, _ a: Vector, _ b: Vector) -> Vector { (a & mask) | (b & ~mask) }
 
     @inline(__always) static func load(_ pointer: UnsafeMutablePointer<UInt8>) -> Vector {
         // Both targets (x86-64, arm64) are little-endian: lane i holds byte 2i low and byte 2i + 1 high.

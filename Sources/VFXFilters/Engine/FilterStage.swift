@@ -111,16 +111,37 @@ public struct ColorTransform: Sendable {
         case fromLuma
     }
 
+    /// A function with jumps, or a choice between channels, that the 16-bit fixed-point kernel on Y'CbCr frames
+    /// (`FixedPointRunKernel`) evaluates in its lanes as defined rather than through cubic pieces or a 3D table. The
+    /// transform's `apply` stays its definition (and what RGB and gray frames use).
+    enum Piecewise: Sendable, Hashable {
+        /// Each channel `round(v·(levels − 1))/(levels − 1)`, halves rounded up (`posterize`); levels 2…256.
+        case quantized(levels: Int)
+        /// Each channel `v > threshold ? 1 − v : v` (`solarize`).
+        case invertedAbove(Float)
+        /// Gray of the largest channel (`maximum-component`).
+        case largestChannel
+        /// Gray of the smallest channel (`minimum-component`).
+        case smallestChannel
+    }
+
     public let kind: Kind
     /// The function itself on gamma-encoded RGB; the compiler clamps its result to 0…1.
     public let apply: @Sendable (SIMD3<Float>) -> SIMD3<Float>
     /// Nodes per axis of a 3D table that holds this transform exactly (a `.cube` file's size), if any: the
     /// compiler then picks a table grid that contains these nodes.
     public let gridSize: Int?
+    /// What the function is when it is one of the jumps or channel choices the fixed-point kernel knows; nil otherwise.
+    let piecewise: Piecewise?
 
     public init(kind: Kind, gridSize: Int? = nil, apply: @escaping @Sendable (SIMD3<Float>) -> SIMD3<Float>) {
+        self.init(kind: kind, gridSize: gridSize, piecewise: nil, apply: apply)
+    }
+
+    init(kind: Kind, gridSize: Int? = nil, piecewise: Piecewise?, apply: @escaping @Sendable (SIMD3<Float>) -> SIMD3<Float>) {
         self.kind = kind
         self.gridSize = gridSize
+        self.piecewise = piecewise
         self.apply = apply
     }
 
@@ -147,6 +168,25 @@ public struct ColorTransform: Sendable {
         case .general, .luma, .fromLuma: false
         }
     }
+
+    /// Each channel quantized to `levels` (2…256) evenly spaced values: `round(v·(levels − 1))/(levels − 1)`.
+    static func quantized(levels: Int) -> ColorTransform {
+        let steps = Float(levels - 1)
+        return ColorTransform(kind: .perChannel, piecewise: .quantized(levels: levels)) {
+            ($0 * steps).rounded(.toNearestOrAwayFromZero) / steps
+        }
+    }
+
+    /// Each channel above `threshold` inverted: `v > threshold ? 1 − v : v`.
+    static func invertedAbove(_ threshold: Float) -> ColorTransform {
+        ColorTransform(kind: .perChannel, piecewise: .invertedAbove(threshold)) { $0.replacing(with: 1 - $0, where: $0 .> threshold) }
+    }
+
+    /// Gray of the largest of the three channels.
+    static let largestChannel = ColorTransform(kind: .general, piecewise: .largestChannel) { SIMD3(repeating: $0.max()) }
+
+    /// Gray of the smallest of the three channels.
+    static let smallestChannel = ColorTransform(kind: .general, piecewise: .smallestChannel) { SIMD3(repeating: $0.min()) }
 
     /// A colour made from luma alone (`map` of the luma with `weights`, in 0…1): a 256-entry map per output
     /// component on Y'CbCr frames (`LumaMapKernel`).

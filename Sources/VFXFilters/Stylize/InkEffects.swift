@@ -101,7 +101,9 @@ protocol InkRule: Sendable {
     func factor(_ q: SIMD8<Float>) -> SIMD8<Float>
 }
 
-/// k = 0 where e ≥ threshold, else 1: where q ≥ (4·scale·threshold)².
+/// k = 0 where e ≥ threshold, else 1: where q ≥ (4·scale·threshold)², taken as clamp((limit − q)·2¹⁰⁰, 0, 1). A q below
+/// the limit is below it by at least limit·2⁻²⁴ (Floats), which times 2¹⁰⁰ is ≥ 1 for every limit from 2⁻⁷⁶ (any threshold
+/// from 10⁻¹⁴, and 0, whose limit 0 makes every pixel black).
 struct HardInk: InkRule {
     let limit: Float
 
@@ -111,7 +113,7 @@ struct HardInk: InkRule {
     }
 
     @inline(__always) func factor(_ q: SIMD8<Float>) -> SIMD8<Float> {
-        SIMD8(repeating: 1).replacing(with: 0, where: q .>= limit)
+        RampLanes.unitClamped((SIMD8(repeating: limit) - q) * 0x1p100)
     }
 }
 
@@ -125,28 +127,32 @@ struct SoftInk: InkRule {
     }
 
     @inline(__always) func factor(_ q: SIMD8<Float>) -> SIMD8<Float> {
-        RampLanes.unitClamped(SIMD8(repeating: offset) - RampLanes.squareRoots(q) * slope)
+        RampLanes.unitClamped(SIMD8(repeating: offset) - RampLanes.squareRoots(q) * SIMD8(repeating: slope))
     }
 }
 
-/// What the ink is laid on: a colour channel (bytes, or YUV codes above black, clamped to 0…scale) before the ink.
+/// What the ink is laid on: a colour channel (bytes, or YUV codes above black, clamped to 0…scale) before the ink, eight
+/// or sixteen lanes at a time.
 protocol InkPaper: Sendable {
     /// False when the result does not depend on the pixel's colour (white paper).
     var usesColour: Bool { get }
-    func paint<V: SIMD>(_ channel: V) -> V where V.Scalar == Float
+    func paint(_ channel: SIMD8<Float>) -> SIMD8<Float>
+    func paint(_ channel: SIMD16<Float>) -> SIMD16<Float>
 }
 
 /// White whatever the colour: `white` is 1 in the channel's units.
 struct WhitePaper: InkPaper {
     let white: Float
     var usesColour: Bool { false }
-    @inline(__always) func paint<V: SIMD>(_ channel: V) -> V where V.Scalar == Float { V(repeating: white) }
+    @inline(__always) func paint(_ channel: SIMD8<Float>) -> SIMD8<Float> { SIMD8(repeating: white) }
+    @inline(__always) func paint(_ channel: SIMD16<Float>) -> SIMD16<Float> { SIMD16(repeating: white) }
 }
 
 /// The picture's own colour.
 struct PicturePaper: InkPaper {
     var usesColour: Bool { true }
-    @inline(__always) func paint<V: SIMD>(_ channel: V) -> V where V.Scalar == Float { channel }
+    @inline(__always) func paint(_ channel: SIMD8<Float>) -> SIMD8<Float> { channel }
+    @inline(__always) func paint(_ channel: SIMD16<Float>) -> SIMD16<Float> { channel }
 }
 
 /// The colour posterized to `levels` per channel: v → round(v·(levels − 1)/scale)·scale/(levels − 1), rounding by adding
@@ -161,8 +167,14 @@ struct PosterPaper: InkPaper {
         fromIndex = scale / (levels - 1)
     }
 
-    @inline(__always) func paint<V: SIMD>(_ channel: V) -> V where V.Scalar == Float {
-        ((channel * toIndex + 12_582_912) - 12_582_912) * fromIndex
+    @inline(__always) func paint(_ channel: SIMD8<Float>) -> SIMD8<Float> {
+        let magic = SIMD8<Float>(repeating: 12_582_912)
+        return ((channel * SIMD8(repeating: toIndex) + magic) - magic) * SIMD8(repeating: fromIndex)
+    }
+
+    @inline(__always) func paint(_ channel: SIMD16<Float>) -> SIMD16<Float> {
+        let magic = SIMD16<Float>(repeating: 12_582_912)
+        return ((channel * SIMD16(repeating: toIndex) + magic) - magic) * SIMD16(repeating: fromIndex)
     }
 }
 
@@ -252,8 +264,17 @@ struct ChromaRow {
     }
 }
 
+/// The R', G', B' offsets from the luma code of 16 pixels from their 8 chroma samples (minus 128), each sample for its
+/// two pixels.
+@_transparent
+private func offsets(_ samples: (cb: SIMD8<Float>, cr: SIMD8<Float>), _ units: InkUnits) -> (SIMD16<Float>, SIMD16<Float>, SIMD16<Float>) {
+    let (cb, cr) = samples
+    return (doubled(cr * units.redFromCr), doubled((cb * units.greenFromCb).addingProduct(cr, units.greenFromCr)),
+            doubled(cb * units.blueFromCb))
+}
+
 /// Each lane twice (a chroma sample's two pixels): 16 lanes.
-@inline(__always)
+@_transparent
 private func doubled(_ values: SIMD8<Float>) -> SIMD16<Float> {
     var result = SIMD16<Float>()
     for lane in 0..<16 { result[lane] = values[lane / 2] }
@@ -340,29 +361,35 @@ final class InkRows: @unchecked Sendable {
     @inline(__always)
     private func fillLuma(_ y: Int, _ units: InkUnits, _ source: [Plane], into ring: UnsafeMutablePointer<Float>) {
         let row = source[0].row(min(max(y, 0), height - 1))
+        // Whole blocks, then the rest (loads of a constant size compile to plain vector loads).
         switch units.format {
         case .gray8:
-            for block in 0..<(width + 15) / 16 {
-                let x = 16 * block
-                loadBytes(row + x, count: min(16, width - x)).store(to: ring + 1 + x)
-            }
+            for block in 0..<width / 16 { loadBytes(row + 16 * block).store(to: ring + 1 + 16 * block) }
+            if width % 16 > 0 { loadBytes(row + width / 16 * 16, count: width % 16).store(to: ring + 1 + width / 16 * 16) }
         case .rgba, .bgra:
             let mask = SIMD8<UInt32>(repeating: 0xFF), weights = units.weights
             let (w0, w1, w2) = (SIMD8<Float>(repeating: weights.x), SIMD8<Float>(repeating: weights.y), SIMD8<Float>(repeating: weights.z))
-            for block in 0..<(width + 7) / 8 {
-                let x = 8 * block
-                let words = loadWords(row + 4 * x, count: min(8, width - x))
+            @inline(__always) func luma(_ words: SIMD8<UInt32>) -> SIMD8<Float> {
                 (bytesAsFloats(words & mask) * w0).addingProduct(bytesAsFloats((words &>> 8) & mask), w1)
-                    .addingProduct(bytesAsFloats((words &>> 16) & mask), w2).store(to: ring + 1 + x)
+                    .addingProduct(bytesAsFloats((words &>> 16) & mask), w2)
             }
+            for block in 0..<width / 8 { luma(loadWords(row + 32 * block, count: 8)).store(to: ring + 1 + 8 * block) }
+            if width % 8 > 0 { luma(loadWords(row + width / 8 * 32, count: width % 8)).store(to: ring + 1 + width / 8 * 8) }
         case .i420, .nv12:
             let chroma = ChromaRow(source, row: min(max(y, 0), height - 1) / 2, interleaved: units.format == .nv12)
-            let weights = units.weights
-            for block in 0..<(width + 15) / 16 {
-                let x = 16 * block
-                let count = min(16, width - x)
-                let (red, green, blue) = decoded(row + x, count: count, offsets(chroma, at: x / 2, count: (count + 1) / 2, units), units)
-                (red * weights.x).addingProduct(green, weights.y).addingProduct(blue, weights.z).store(to: ring + 1 + x)
+            let (black, scale, weights) = (units.offset, units.scale, units.weights)
+            @inline(__always) func luma(_ codes: SIMD16<Float>, _ samples: (cb: SIMD8<Float>, cr: SIMD8<Float>)) -> SIMD16<Float> {
+                let (red, green, blue) = offsets(samples, units)
+                let luma = codes - black
+                return ((luma + red).clamped(0, scale) * weights.x).addingProduct((luma + green).clamped(0, scale), weights.y)
+                    .addingProduct((luma + blue).clamped(0, scale), weights.z)
+            }
+            for block in 0..<width / 16 {
+                luma(loadBytes(row + 16 * block), chroma.samples(at: 8 * block, count: 8)).store(to: ring + 1 + 16 * block)
+            }
+            if width % 16 > 0 {
+                let x = width / 16 * 16
+                luma(loadBytes(row + x, count: width % 16), chroma.samples(at: x / 2, count: (width % 16 + 1) / 2)).store(to: ring + 1 + x)
             }
         }
         ring[0] = ring[1]
@@ -384,53 +411,45 @@ final class InkRows: @unchecked Sendable {
         }
     }
 
-    /// One RGBA, BGRA or GRAY8 row into an RGBA/BGRA row: each channel painted, times k, rounded; alpha kept (GRAY8: 255).
+    /// One RGBA, BGRA or GRAY8 row into an RGBA/BGRA row: each channel painted, times k, rounded (values in 0…255 plus
+    /// 2²³: the rounded integer sits in the low mantissa bits); alpha kept (GRAY8: 255).
     @inline(__always)
     private func packedRow<Paper: InkPaper>(_ input: UnsafeMutablePointer<UInt8>, into output: UnsafeMutablePointer<UInt8>,
                                             ink: UnsafeMutablePointer<Float>, _ paper: Paper, gray: Bool) {
-        let mask = SIMD8<UInt32>(repeating: 0xFF)
-        // Values in 0…255 plus 2²³: the rounded integer sits in the low mantissa bits.
+        let mask = SIMD8<UInt32>(repeating: 0xFF), half = SIMD8<Float>(repeating: 8_388_608)
         @inline(__always) func code(_ channel: SIMD8<Float>, _ k: SIMD8<Float>) -> SIMD8<UInt32> {
-            unsafeBitCast(paper.paint(channel) * k + 8_388_608, to: SIMD8<UInt32>.self) & mask
+            unsafeBitCast(paper.paint(channel) * k + half, to: SIMD8<UInt32>.self) & mask
         }
-        for block in 0..<(width + 7) / 8 {
-            let x = 8 * block, count = min(8, width - x)
-            let k = SIMD8<Float>(loadingFrom: ink + x)
-            let pixels: SIMD8<UInt32>
-            if gray {
-                pixels = code(loadFloats(input + x, count: count), k) &* 0x01_0101 | 0xFF00_0000
-            } else {
-                let words = loadWords(input + 4 * x, count: count)
-                pixels = code(bytesAsFloats(words & mask), k) | code(bytesAsFloats((words &>> 8) & mask), k) &<< 8
-                    | code(bytesAsFloats((words &>> 16) & mask), k) &<< 16 | (words & 0xFF00_0000)
+        @inline(__always) func inked(_ words: SIMD8<UInt32>, _ k: SIMD8<Float>) -> SIMD8<UInt32> {
+            code(bytesAsFloats(words & mask), k) | code(bytesAsFloats((words &>> 8) & mask), k) &<< 8
+                | code(bytesAsFloats((words &>> 16) & mask), k) &<< 16 | (words & 0xFF00_0000)
+        }
+        // Whole blocks of 8, then the rest.
+        let (whole, rest) = (width / 8 * 8, width % 8)
+        if gray {
+            for block in 0..<whole / 8 {
+                let x = 8 * block
+                storeWords(code(SIMD8(bytesAt: input + x), SIMD8(loadingFrom: ink + x)) &* 0x01_0101 | 0xFF00_0000, to: output + 4 * x, count: 8)
             }
-            storeWords(pixels, to: output + 4 * x, count: count)
+            if rest > 0 {
+                storeWords(code(loadFloats(input + whole, count: rest), SIMD8(loadingFrom: ink + whole)) &* 0x01_0101 | 0xFF00_0000,
+                           to: output + 4 * whole, count: rest)
+            }
+            return
         }
-    }
-
-    /// The R', G', B' offsets from the luma code of 16 pixels from `cx`'s chroma samples (`count` of them), each sample
-    /// for its two pixels.
-    @inline(__always)
-    private func offsets(_ chroma: ChromaRow, at cx: Int, count: Int, _ units: InkUnits) -> (SIMD16<Float>, SIMD16<Float>, SIMD16<Float>) {
-        let (cb, cr) = chroma.samples(at: cx, count: count)
-        return (doubled(cr * units.redFromCr), doubled((cb * units.greenFromCb).addingProduct(cr, units.greenFromCr)),
-                doubled(cb * units.blueFromCb))
-    }
-
-    /// R', G', B' of 16 pixels as codes above black clamped to 0…scale, from their luma codes at `luma` and their chroma
-    /// `offsets`. With `count` < 16 pixels, the lane after them repeats the last (a pixel alone in its 2×2 block's
-    /// column on an odd width stands for both).
-    @inline(__always)
-    private func decoded(_ luma: UnsafeMutablePointer<UInt8>, count: Int, _ offsets: (SIMD16<Float>, SIMD16<Float>, SIMD16<Float>),
-                         _ units: InkUnits) -> (SIMD16<Float>, SIMD16<Float>, SIMD16<Float>) {
-        var y = loadBytes(luma, count: count) - units.offset
-        if count < 16 { y[count] = y[count - 1] }
-        let scale = units.scale
-        return ((y + offsets.0).clamped(0, scale), (y + offsets.1).clamped(0, scale), (y + offsets.2).clamped(0, scale))
+        for block in 0..<whole / 8 {
+            let x = 8 * block
+            storeWords(inked(loadWords(input + 4 * x, count: 8), SIMD8(loadingFrom: ink + x)), to: output + 4 * x, count: 8)
+        }
+        if rest > 0 {
+            storeWords(inked(loadWords(input + 4 * whole, count: rest), SIMD8(loadingFrom: ink + whole)), to: output + 4 * whole, count: rest)
+        }
     }
 
     /// Chroma row `cy` of an I420/NV12 frame with its luma rows (one at an odd height's last row), 16 columns at a time:
-    /// luma per pixel, Cb and Cr from the mean of each 2×2 block's painted, inked colours.
+    /// luma per pixel, Cb and Cr from the mean of each 2×2 block's painted, inked colours. R', G', B' are codes above
+    /// black clamped to 0…scale, decoded from each pixel's luma code and its chroma sample. On an odd width the last
+    /// block's lone column stands for both of its columns (its lane is copied into the next one).
     @inline(__always)
     private func yuvRows<Paper: InkPaper>(_ cy: Int, inkTop: UnsafeMutablePointer<Float>, inkBottom: UnsafeMutablePointer<Float>,
                                           _ units: InkUnits, _ paper: Paper, _ source: [Plane], _ target: [Plane]) {
@@ -439,50 +458,71 @@ final class InkRows: @unchecked Sendable {
         let interleaved = units.format == .nv12
         let output = ChromaRow(target, row: cy, interleaved: interleaved)
         let chromaWidth = (width + 1) / 2
-        let black = units.offset
-        @inline(__always) func storeLuma(_ bytes: (SIMD16<UInt8>, SIMD16<UInt8>), at x: Int, count: Int) {
-            if count == 16 {
-                (outTop + x).store(bytes.0)
-                (outBottom + x).store(bytes.1)
-            } else {
-                for lane in 0..<count { (outTop[x + lane], outBottom[x + lane]) = (bytes.0[lane], bytes.1[lane]) }
-            }
-        }
+        let black = SIMD16<Float>(repeating: units.offset), scale = units.scale
+        let (wr, wg, wb) = (units.weights.x, units.weights.y, units.weights.z)
+        let (cbGain, crGain) = (units.cbFromBlue * 0.25, units.crFromRed * 0.25)
         guard paper.usesColour else {
-            // White paper: luma black + k·scale, chroma neutral.
+            // White paper: luma black + k·white, chroma neutral.
             let white = paper.paint(SIMD16<Float>())
             for block in 0..<(width + 15) / 16 {
                 let x = 16 * block
-                storeLuma(RampLanes.bytes(SIMD16(repeating: black).addingProduct(SIMD16(loadingFrom: inkTop + x), white),
-                                          SIMD16(repeating: black).addingProduct(SIMD16(loadingFrom: inkBottom + x), white)),
-                          at: x, count: min(16, width - x))
+                storeLuma(RampLanes.bytes(black.addingProduct(SIMD16(loadingFrom: inkTop + x), white),
+                                          black.addingProduct(SIMD16(loadingFrom: inkBottom + x), white)),
+                          outTop + x, outBottom + x, count: min(16, width - x))
             }
             output.fill(128, count: chromaWidth)
             return
         }
         let input = ChromaRow(source, row: cy, interleaved: interleaved)
         let (lumaTop, lumaBottom) = (source[0].row(top), source[0].row(bottom))
-        let weights = units.weights
-        let (cbGain, crGain) = (units.cbFromBlue * 0.25, units.crFromRed * 0.25)
-        for block in 0..<(width + 15) / 16 {
-            let x = 16 * block, count = min(16, width - x), cx = x / 2, samples = (count + 1) / 2
-            let offsets = self.offsets(input, at: cx, count: samples, units)
-            // Luma codes, and k·(B − Y), k·(R − Y) of the painted colour.
-            @inline(__always) func pixels(_ luma: UnsafeMutablePointer<UInt8>, _ ink: UnsafeMutablePointer<Float>)
-                -> (luma: SIMD16<Float>, blue: SIMD16<Float>, red: SIMD16<Float>) {
-                var k = SIMD16<Float>(loadingFrom: ink + x)
-                if count < 16 { k[count] = k[count - 1] }
-                let (r, g, b) = decoded(luma + x, count: count, offsets, units)
-                let (red, green, blue) = (paper.paint(r), paper.paint(g), paper.paint(b))
-                let y = (red * weights.x).addingProduct(green, weights.y).addingProduct(blue, weights.z)
-                return (SIMD16(repeating: black).addingProduct(y, k), k * (blue - y), k * (red - y))
-            }
-            let upper = pixels(lumaTop, inkTop), lower = pixels(lumaBottom, inkBottom)
-            storeLuma(RampLanes.bytes(upper.luma, lower.luma), at: x, count: count)
-            let (blue, red) = (upper.blue + lower.blue, upper.red + lower.red)
+        // 16 columns: the luma codes of both rows, their chroma samples and k → the luma bytes of both rows and the
+        // chroma bytes (`RampLanes.chromaBytes`' layout).
+        @inline(__always) func inked(_ yTop: SIMD16<Float>, _ yBottom: SIMD16<Float>, _ samples: (cb: SIMD8<Float>, cr: SIMD8<Float>),
+                                     _ kTop: SIMD16<Float>, _ kBottom: SIMD16<Float>) -> ((SIMD16<UInt8>, SIMD16<UInt8>), SIMD16<UInt8>) {
+            let (redOffset, greenOffset, blueOffset) = offsets(samples, units)
+            let (yTop, yBottom) = (yTop - black, yBottom - black)
+            let redTop = paper.paint((yTop + redOffset).clamped(0, scale)), redBottom = paper.paint((yBottom + redOffset).clamped(0, scale))
+            let greenTop = paper.paint((yTop + greenOffset).clamped(0, scale))
+            let greenBottom = paper.paint((yBottom + greenOffset).clamped(0, scale))
+            let blueTop = paper.paint((yTop + blueOffset).clamped(0, scale)), blueBottom = paper.paint((yBottom + blueOffset).clamped(0, scale))
+            let lumaOfTop = (redTop * wr).addingProduct(greenTop, wg).addingProduct(blueTop, wb)
+            let lumaOfBottom = (redBottom * wr).addingProduct(greenBottom, wg).addingProduct(blueBottom, wb)
+            // k·(B − Y) and k·(R − Y) summed over each block: Cb − 128 and Cr − 128 are their means times the gains.
+            let blue = (kTop * (blueTop - lumaOfTop)).addingProduct(kBottom, blueBottom - lumaOfBottom)
+            let red = (kTop * (redTop - lumaOfTop)).addingProduct(kBottom, redBottom - lumaOfBottom)
             let cb = SIMD8<Float>(repeating: 128).addingProduct(blue.evenHalf + blue.oddHalf, cbGain).clamped(0, 255)
             let cr = SIMD8<Float>(repeating: 128).addingProduct(red.evenHalf + red.oddHalf, crGain).clamped(0, 255)
-            output.store(RampLanes.chromaBytes(cb, cr, interleaved: interleaved), at: cx, count: samples)
+            return (RampLanes.bytes(black.addingProduct(lumaOfTop, kTop), black.addingProduct(lumaOfBottom, kBottom)),
+                    RampLanes.chromaBytes(cb, cr, interleaved: interleaved))
+        }
+        for block in 0..<width / 16 {
+            let x = 16 * block
+            let (luma, chroma) = inked(loadBytes(lumaTop + x), loadBytes(lumaBottom + x), input.samples(at: x / 2, count: 8),
+                                       SIMD16(loadingFrom: inkTop + x), SIMD16(loadingFrom: inkBottom + x))
+            storeLuma(luma, outTop + x, outBottom + x, count: 16)
+            output.store(chroma, at: x / 2, count: 8)
+        }
+        if width % 16 > 0 {
+            let x = width / 16 * 16, count = width % 16
+            var (kTop, kBottom) = (SIMD16<Float>(loadingFrom: inkTop + x), SIMD16<Float>(loadingFrom: inkBottom + x))
+            var (yTop, yBottom) = (loadBytes(lumaTop + x, count: count), loadBytes(lumaBottom + x, count: count))
+            (kTop[count], kBottom[count]) = (kTop[count - 1], kBottom[count - 1])
+            (yTop[count], yBottom[count]) = (yTop[count - 1], yBottom[count - 1])
+            let (luma, chroma) = inked(yTop, yBottom, input.samples(at: x / 2, count: (count + 1) / 2), kTop, kBottom)
+            storeLuma(luma, outTop + x, outBottom + x, count: count)
+            output.store(chroma, at: x / 2, count: (count + 1) / 2)
+        }
+    }
+
+    /// Stores `count` (≤ 16) luma bytes of each of two rows.
+    @inline(__always)
+    private func storeLuma(_ bytes: (SIMD16<UInt8>, SIMD16<UInt8>), _ top: UnsafeMutablePointer<UInt8>, _ bottom: UnsafeMutablePointer<UInt8>,
+                           count: Int) {
+        if count == 16 {
+            top.store(bytes.0)
+            bottom.store(bytes.1)
+        } else {
+            for lane in 0..<count { (top[lane], bottom[lane]) = (bytes.0[lane], bytes.1[lane]) }
         }
     }
 }

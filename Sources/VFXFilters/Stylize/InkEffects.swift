@@ -265,20 +265,52 @@ struct ChromaRow {
 }
 
 /// The R', G', B' offsets from the luma code of 16 pixels from their 8 chroma samples (minus 128), each sample for its
-/// two pixels.
+/// two pixels: pixels 0…7, then 8…15.
 @_transparent
-private func offsets(_ samples: (cb: SIMD8<Float>, cr: SIMD8<Float>), _ units: InkUnits) -> (SIMD16<Float>, SIMD16<Float>, SIMD16<Float>) {
+private func offsets(_ samples: (cb: SIMD8<Float>, cr: SIMD8<Float>), _ units: InkUnits)
+    -> (low: (SIMD8<Float>, SIMD8<Float>, SIMD8<Float>), high: (SIMD8<Float>, SIMD8<Float>, SIMD8<Float>)) {
     let (cb, cr) = samples
-    return (doubled(cr * units.redFromCr), doubled((cb * units.greenFromCb).addingProduct(cr, units.greenFromCr)),
-            doubled(cb * units.blueFromCb))
+    let red = cr * SIMD8(repeating: units.redFromCr), blue = cb * SIMD8(repeating: units.blueFromCb)
+    let green = (cb * SIMD8(repeating: units.greenFromCb)).addingProduct(cr, SIMD8(repeating: units.greenFromCr))
+    return ((doubled(red, from: 0), doubled(green, from: 0), doubled(blue, from: 0)),
+            (doubled(red, from: 4), doubled(green, from: 4), doubled(blue, from: 4)))
 }
 
-/// Each lane twice (a chroma sample's two pixels): 16 lanes.
+/// Lanes `first`…`first + 3`, each twice (a chroma sample's two pixels).
 @_transparent
-private func doubled(_ values: SIMD8<Float>) -> SIMD16<Float> {
-    var result = SIMD16<Float>()
-    for lane in 0..<16 { result[lane] = values[lane / 2] }
+private func doubled(_ values: SIMD8<Float>, from first: Int) -> SIMD8<Float> {
+    var result = SIMD8<Float>()
+    for lane in 0..<8 { result[lane] = values[first + lane / 2] }
     return result
+}
+
+/// The luma (codes above black) of 16 pixels' R'G'B' clamped to the cube, from their luma codes and chroma samples:
+/// pixels 0…7, then 8…15.
+@_transparent
+private func clampedLuma(_ codes: SIMD16<Float>, _ samples: (cb: SIMD8<Float>, cr: SIMD8<Float>), _ units: InkUnits)
+    -> (SIMD8<Float>, SIMD8<Float>) {
+    let (low, high) = offsets(samples, units)
+    let black = SIMD8<Float>(repeating: units.offset), scale = units.scale
+    let (wr, wg, wb) = (SIMD8(repeating: units.weights.x), SIMD8(repeating: units.weights.y), SIMD8(repeating: units.weights.z))
+    @_transparent func luma(_ y: SIMD8<Float>, _ offsets: (SIMD8<Float>, SIMD8<Float>, SIMD8<Float>)) -> SIMD8<Float> {
+        (RampLanes.clamped(y + offsets.0, scale) * wr).addingProduct(RampLanes.clamped(y + offsets.1, scale), wg)
+            .addingProduct(RampLanes.clamped(y + offsets.2, scale), wb)
+    }
+    return (luma(codes.lowHalf - black, low), luma(codes.highHalf - black, high))
+}
+
+/// Eight pixels of a YUV row: their luma codes minus black, k and R', G', B' offsets → the painted colour's luma times k
+/// (codes above black), and k·(B − Y), k·(R − Y).
+@_transparent
+private func inkedPixels<Paper: InkPaper>(_ y: SIMD8<Float>, _ k: SIMD8<Float>, _ offsets: (SIMD8<Float>, SIMD8<Float>, SIMD8<Float>),
+                                          _ paper: Paper, _ units: InkUnits) -> (luma: SIMD8<Float>, blue: SIMD8<Float>, red: SIMD8<Float>) {
+    let scale = units.scale
+    let red = paper.paint(RampLanes.clamped(y + offsets.0, scale))
+    let green = paper.paint(RampLanes.clamped(y + offsets.1, scale))
+    let blue = paper.paint(RampLanes.clamped(y + offsets.2, scale))
+    let luma = (red * SIMD8(repeating: units.weights.x)).addingProduct(green, SIMD8(repeating: units.weights.y))
+        .addingProduct(blue, SIMD8(repeating: units.weights.z))
+    return (luma * k, k * (blue - luma), k * (red - luma))
 }
 
 /// The rows of one ink stage (see `InkProcessor`): per slice, a ring of three luma rows and two rows of k, each
@@ -377,19 +409,17 @@ final class InkRows: @unchecked Sendable {
             if width % 8 > 0 { luma(loadWords(row + width / 8 * 32, count: width % 8)).store(to: ring + 1 + width / 8 * 8) }
         case .i420, .nv12:
             let chroma = ChromaRow(source, row: min(max(y, 0), height - 1) / 2, interleaved: units.format == .nv12)
-            let (black, scale, weights) = (units.offset, units.scale, units.weights)
-            @inline(__always) func luma(_ codes: SIMD16<Float>, _ samples: (cb: SIMD8<Float>, cr: SIMD8<Float>)) -> SIMD16<Float> {
-                let (red, green, blue) = offsets(samples, units)
-                let luma = codes - black
-                return ((luma + red).clamped(0, scale) * weights.x).addingProduct((luma + green).clamped(0, scale), weights.y)
-                    .addingProduct((luma + blue).clamped(0, scale), weights.z)
-            }
             for block in 0..<width / 16 {
-                luma(loadBytes(row + 16 * block), chroma.samples(at: 8 * block, count: 8)).store(to: ring + 1 + 16 * block)
+                let x = 16 * block
+                let (low, high) = clampedLuma(loadBytes(row + x), chroma.samples(at: 8 * block, count: 8), units)
+                low.store(to: ring + 1 + x)
+                high.store(to: ring + 9 + x)
             }
             if width % 16 > 0 {
                 let x = width / 16 * 16
-                luma(loadBytes(row + x, count: width % 16), chroma.samples(at: x / 2, count: (width % 16 + 1) / 2)).store(to: ring + 1 + x)
+                let (low, high) = clampedLuma(loadBytes(row + x, count: width % 16), chroma.samples(at: x / 2, count: (width % 16 + 1) / 2), units)
+                low.store(to: ring + 1 + x)
+                high.store(to: ring + 9 + x)
             }
         }
         ring[0] = ring[1]
@@ -458,8 +488,7 @@ final class InkRows: @unchecked Sendable {
         let interleaved = units.format == .nv12
         let output = ChromaRow(target, row: cy, interleaved: interleaved)
         let chromaWidth = (width + 1) / 2
-        let black = SIMD16<Float>(repeating: units.offset), scale = units.scale
-        let (wr, wg, wb) = (units.weights.x, units.weights.y, units.weights.z)
+        let black = SIMD16<Float>(repeating: units.offset)
         let (cbGain, crGain) = (units.cbFromBlue * 0.25, units.crFromRed * 0.25)
         guard paper.usesColour else {
             // White paper: luma black + k·white, chroma neutral.
@@ -479,21 +508,17 @@ final class InkRows: @unchecked Sendable {
         // chroma bytes (`RampLanes.chromaBytes`' layout).
         @inline(__always) func inked(_ yTop: SIMD16<Float>, _ yBottom: SIMD16<Float>, _ samples: (cb: SIMD8<Float>, cr: SIMD8<Float>),
                                      _ kTop: SIMD16<Float>, _ kBottom: SIMD16<Float>) -> ((SIMD16<UInt8>, SIMD16<UInt8>), SIMD16<UInt8>) {
-            let (redOffset, greenOffset, blueOffset) = offsets(samples, units)
+            let (low, high) = offsets(samples, units)
             let (yTop, yBottom) = (yTop - black, yBottom - black)
-            let redTop = paper.paint((yTop + redOffset).clamped(0, scale)), redBottom = paper.paint((yBottom + redOffset).clamped(0, scale))
-            let greenTop = paper.paint((yTop + greenOffset).clamped(0, scale))
-            let greenBottom = paper.paint((yBottom + greenOffset).clamped(0, scale))
-            let blueTop = paper.paint((yTop + blueOffset).clamped(0, scale)), blueBottom = paper.paint((yBottom + blueOffset).clamped(0, scale))
-            let lumaOfTop = (redTop * wr).addingProduct(greenTop, wg).addingProduct(blueTop, wb)
-            let lumaOfBottom = (redBottom * wr).addingProduct(greenBottom, wg).addingProduct(blueBottom, wb)
+            let a = inkedPixels(yTop.lowHalf, kTop.lowHalf, low, paper, units), b = inkedPixels(yTop.highHalf, kTop.highHalf, high, paper, units)
+            let c = inkedPixels(yBottom.lowHalf, kBottom.lowHalf, low, paper, units)
+            let d = inkedPixels(yBottom.highHalf, kBottom.highHalf, high, paper, units)
             // k·(B − Y) and k·(R − Y) summed over each block: Cb − 128 and Cr − 128 are their means times the gains.
-            let blue = (kTop * (blueTop - lumaOfTop)).addingProduct(kBottom, blueBottom - lumaOfBottom)
-            let red = (kTop * (redTop - lumaOfTop)).addingProduct(kBottom, redBottom - lumaOfBottom)
-            let cb = SIMD8<Float>(repeating: 128).addingProduct(blue.evenHalf + blue.oddHalf, cbGain).clamped(0, 255)
-            let cr = SIMD8<Float>(repeating: 128).addingProduct(red.evenHalf + red.oddHalf, crGain).clamped(0, 255)
-            return (RampLanes.bytes(black.addingProduct(lumaOfTop, kTop), black.addingProduct(lumaOfBottom, kBottom)),
-                    RampLanes.chromaBytes(cb, cr, interleaved: interleaved))
+            let blue = SIMD16(lowHalf: a.blue + c.blue, highHalf: b.blue + d.blue), red = SIMD16(lowHalf: a.red + c.red, highHalf: b.red + d.red)
+            let cb = SIMD8<Float>(repeating: 128).addingProduct(blue.evenHalf + blue.oddHalf, SIMD8(repeating: cbGain))
+            let cr = SIMD8<Float>(repeating: 128).addingProduct(red.evenHalf + red.oddHalf, SIMD8(repeating: crGain))
+            return (RampLanes.bytes(black + SIMD16(lowHalf: a.luma, highHalf: b.luma), black + SIMD16(lowHalf: c.luma, highHalf: d.luma)),
+                    RampLanes.chromaBytes(RampLanes.clamped(cb, 255), RampLanes.clamped(cr, 255), interleaved: interleaved))
         }
         for block in 0..<width / 16 {
             let x = 16 * block

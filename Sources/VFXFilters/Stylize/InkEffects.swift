@@ -34,7 +34,7 @@ enum InkStyle: Sendable {
 ///    luma's units, `scale` per 1 of Y'): hard ink compares q with (4·scale·threshold)² (no square root), soft ink
 ///    takes √q from `RampLanes.squareRoots`;
 /// 3. the row is written: RGBA/BGRA/GRAY8 eight pixels at a time as 32-bit words (each channel painted, times k,
-///    rounded); I420/NV12 a chroma row at a time with its two luma rows, 16 columns at a time (white ink on luma alone,
+///    rounded); I420/NV12 a chroma row at a time with its two luma rows, 16 columns at a time (edge-work on luma alone,
 ///    chroma neutral).
 /// The output goes into a pool buffer (the ring reads the rows around the one written). Rows are split over `slices`
 /// (YUV by chroma rows).

@@ -485,6 +485,11 @@ enum RampLanes {
         _mm256_min_ps(_mm256_max_ps(v, _mm256_setzero_ps()), _mm256_set1_ps(1))
     }
 
+    /// Each lane clamped to 0…`high` (also the ink effects' R'G'B' cube).
+    @inline(__always) static func clamped(_ v: SIMD8<Float>, _ high: Float) -> SIMD8<Float> {
+        _mm256_min_ps(_mm256_max_ps(v, _mm256_setzero_ps()), _mm256_set1_ps(high))
+    }
+
     /// √v from the 12-bit reciprocal root estimate (`vrsqrtps`, one cycle for eight lanes where `vsqrtps` takes six) and
     /// one Newton step: s = v·r, √v ≈ s·(1.5 − ½·s·r), relative error below 3·10⁻⁷. v is raised to 10⁻²⁰ first, so that
     /// v = 0 gives 10⁻¹⁰ rather than 0·∞.
@@ -523,6 +528,8 @@ enum RampLanes {
     }
     #else
     @inline(__always) static func unitClamped(_ v: SIMD8<Float>) -> SIMD8<Float> { v.clamped(0, 1) }
+
+    @inline(__always) static func clamped(_ v: SIMD8<Float>, _ high: Float) -> SIMD8<Float> { v.clamped(0, high) }
 
     @inline(__always) static func bytes(_ a: SIMD16<Float>, _ b: SIMD16<Float>) -> (SIMD16<UInt8>, SIMD16<UInt8>) {
         (roundedBytes(a), roundedBytes(b))

@@ -443,15 +443,16 @@ private func squareRoot(_ q: SIMD8<Float>) -> SIMD8<Float> {
     return q * y
 }
 
-/// Values below 2²³ as floats: the value in the low mantissa bits of 2²³, minus 2²³.
+/// Values below 2²³ as floats: the value in the low mantissa bits of 2²³, minus 2²³. (This and the loads and stores
+/// below are shared with the ink effects.)
 @inline(__always)
-private func bytesAsFloats(_ values: SIMD8<UInt32>) -> SIMD8<Float> {
+func bytesAsFloats(_ values: SIMD8<UInt32>) -> SIMD8<Float> {
     unsafeBitCast(values | 0x4B00_0000, to: SIMD8<Float>.self) - 8_388_608
 }
 
 /// `count` (≤ 8) bytes as floats, zero after them.
 @inline(__always)
-private func loadFloats(_ pointer: UnsafePointer<UInt8>, count: Int) -> SIMD8<Float> {
+func loadFloats(_ pointer: UnsafePointer<UInt8>, count: Int) -> SIMD8<Float> {
     if count == 8 { return SIMD8<Float>(bytesAt: pointer) }
     var values = SIMD8<Float>()
     for lane in 0..<count { values[lane] = Float(pointer[lane]) }
@@ -460,7 +461,7 @@ private func loadFloats(_ pointer: UnsafePointer<UInt8>, count: Int) -> SIMD8<Fl
 
 /// `count` (≤ 8) packed pixels as 32-bit words, zero after them.
 @inline(__always)
-private func loadWords(_ pointer: UnsafeMutablePointer<UInt8>, count: Int) -> SIMD8<UInt32> {
+func loadWords(_ pointer: UnsafeMutablePointer<UInt8>, count: Int) -> SIMD8<UInt32> {
     let raw = UnsafeRawPointer(pointer)
     if count == 8 { return raw.loadUnaligned(as: SIMD8<UInt32>.self) }
     var words = SIMD8<UInt32>()
@@ -470,7 +471,7 @@ private func loadWords(_ pointer: UnsafeMutablePointer<UInt8>, count: Int) -> SI
 
 /// Stores the first `count` (≤ 8) words as packed pixels.
 @inline(__always)
-private func storeWords(_ words: SIMD8<UInt32>, to pointer: UnsafeMutablePointer<UInt8>, count: Int) {
+func storeWords(_ words: SIMD8<UInt32>, to pointer: UnsafeMutablePointer<UInt8>, count: Int) {
     let raw = UnsafeMutableRawPointer(pointer)
     if count == 8 {
         raw.storeBytes(of: words, as: SIMD8<UInt32>.self)

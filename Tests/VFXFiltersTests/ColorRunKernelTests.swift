@@ -9,26 +9,8 @@ import XCTest
 /// evaluated per pixel, a vignette in the same loop) against its definition evaluated here in doubles with
 /// `FusedColorProcessor.evaluate` for the filters' own formulas, and `PlanarYUVKernel` on a run of per-plane filters
 /// against the per-plane formulas applied one after the other.
-final class ColorRunKernelTests: XCTestCase {
+final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
     let (width, height) = (37, 19)
-    var chromaSize: (width: Int, height: Int) { ((width + 1) / 2, (height + 1) / 2) }
-
-    /// Random Y'CbCr planes (many samples out of the R'G'B' gamut, so every clamp acts somewhere).
-    func randomI420(seed: UInt64) -> [UInt8] {
-        var generator = SystemRandomNumberGenerator.Seeded(state: seed)
-        return (0..<(width * height + 2 * chromaSize.width * chromaSize.height)).map { _ in generator.byte() }
-    }
-
-    /// `i420` with Cb and Cr interleaved, and back.
-    func nv12(_ i420: [UInt8]) -> [UInt8] {
-        let (luma, quarter) = (width * height, chromaSize.width * chromaSize.height)
-        return Array(i420[..<luma]) + (0..<quarter).flatMap { [i420[luma + $0], i420[luma + quarter + $0]] }
-    }
-
-    func i420(fromNV12 bytes: [UInt8]) -> [UInt8] {
-        let (luma, quarter) = (width * height, chromaSize.width * chromaSize.height)
-        return Array(bytes[..<luma]) + (0..<quarter).map { bytes[luma + 2 * $0] } + (0..<quarter).map { bytes[luma + 2 * $0 + 1] }
-    }
 
     /// The colour transforms of `chain` as the compiler gets them.
     func transforms(_ chain: String, format: FrameFormat) throws -> [ColorTransform] {

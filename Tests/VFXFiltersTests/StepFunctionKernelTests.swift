@@ -19,11 +19,10 @@ import XCTest
 /// level or the other branch (a luma sample of that pixel and its block's chroma may then be tens of codes apart).
 /// Those samples are counted: at most 0.5 % of a frame's samples (measured: 1 to 11 of 10 235, 0.01–0.11 %), and none
 /// elsewhere.
-final class StepFunctionKernelTests: XCTestCase {
+final class StepFunctionKernelTests: XCTestCase, RandomYUVFrames {
     typealias RGB = SIMD3<Double>
     /// Odd sizes: the last column and row of blocks hold one pixel.
     let (width, height) = (101, 67)
-    var chromaSize: (width: Int, height: Int) { ((width + 1) / 2, (height + 1) / 2) }
     /// A value this close to a jump (0.1 code) may take either side of it in the fixed point, whose R'G'B' before the
     /// step is within a few 2⁻¹⁴ (0.016 code) of the exact value: on these frames a margin of 0.05 code is enough and
     /// 0.01 code is not (samples tens of codes apart outside it).
@@ -83,22 +82,6 @@ final class StepFunctionKernelTests: XCTestCase {
         Case(chain: "posterize:levels=4,minimum-component", run: { RGB(repeating: posterized($0, levels: 4).min()) },
              distanceToJump: { distanceToLevelBoundary($0, levels: 4) }),
     ]
-
-    /// Random Y'CbCr planes (many samples out of the R'G'B' gamut, so the clamps act too).
-    func randomI420(seed: UInt64) -> [UInt8] {
-        var generator = SystemRandomNumberGenerator.Seeded(state: seed)
-        return (0..<(width * height + 2 * chromaSize.width * chromaSize.height)).map { _ in generator.byte() }
-    }
-
-    func nv12(_ i420: [UInt8]) -> [UInt8] {
-        let (luma, quarter) = (width * height, chromaSize.width * chromaSize.height)
-        return Array(i420[..<luma]) + (0..<quarter).flatMap { [i420[luma + $0], i420[luma + quarter + $0]] }
-    }
-
-    func i420(fromNV12 bytes: [UInt8]) -> [UInt8] {
-        let (luma, quarter) = (width * height, chromaSize.width * chromaSize.height)
-        return Array(bytes[..<luma]) + (0..<quarter).map { bytes[luma + 2 * $0] } + (0..<quarter).map { bytes[luma + 2 * $0 + 1] }
-    }
 
     /// The definition of `item` on the I420 planes `input` with luma weights (kr, kb): each sample's value, and whether
     /// it depends on a pixel whose step input lies within `margin` of a jump.

@@ -50,3 +50,30 @@ enum TestSupport {
         return worst
     }
 }
+
+/// Random Y'CbCr frames of a test's size, and the I420 ↔ NV12 reordering, for the colour-kernel tests.
+protocol RandomYUVFrames {
+    var width: Int { get }
+    var height: Int { get }
+}
+
+extension RandomYUVFrames {
+    var chromaSize: (width: Int, height: Int) { ((width + 1) / 2, (height + 1) / 2) }
+
+    /// Random Y'CbCr planes (many samples out of the R'G'B' gamut, so every clamp acts somewhere).
+    func randomI420(seed: UInt64) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator.Seeded(state: seed)
+        return (0..<(width * height + 2 * chromaSize.width * chromaSize.height)).map { _ in generator.byte() }
+    }
+
+    /// `i420` with Cb and Cr interleaved, and back.
+    func nv12(_ i420: [UInt8]) -> [UInt8] {
+        let (luma, quarter) = (width * height, chromaSize.width * chromaSize.height)
+        return Array(i420[..<luma]) + (0..<quarter).flatMap { [i420[luma + $0], i420[luma + quarter + $0]] }
+    }
+
+    func i420(fromNV12 bytes: [UInt8]) -> [UInt8] {
+        let (luma, quarter) = (width * height, chromaSize.width * chromaSize.height)
+        return Array(bytes[..<luma]) + (0..<quarter).map { bytes[luma + 2 * $0] } + (0..<quarter).map { bytes[luma + 2 * $0 + 1] }
+    }
+}

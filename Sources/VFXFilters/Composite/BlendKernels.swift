@@ -108,7 +108,16 @@ extension BlendMode {
     @_transparent static func vectors(_ mode: BlendMode, backdrop b: PixelVectors, source s: PixelVectors) -> PixelVectors {
         switch mode {
         case .hue: return s.withSat(b.high - b.low).withLum(b.lum)
-        case .saturation: return b.withSat(s.high - s.low).withLum(b.lum)
+        case .saturation:
+            // SetLum(SetSat(b, Sat(s)), Lum(b)) in one factor: SetSat scales b − min(b) by k = Sat(s) / (max − min), and
+            // the shift back to Lum(b) leaves L + k·(b − L); ClipColor's two steps then scale k·(b − L) again.
+            let l = b.lum, n = b.low, x = b.high, range = x - n
+            let k = ((s.high - s.low) / range.replacing(with: 1, where: range .<= 0)).replacing(with: 0, where: range .<= 0)
+            let low = l + k * (n - l), high = l + k * (x - l)
+            let spread = k * (x - l)
+            var g = k.replacing(with: l / (l - n).replacing(with: 1, where: low .>= 0), where: low .< 0)
+            g.replace(with: g * ((1 - l) / spread.replacing(with: 1, where: high .<= 1)), where: high .> 1)
+            return b.centred(on: l, scaledBy: g)
         case .color: return s.withLum(b.lum)
         case .luminosity: return b.withLum(s.lum)
         default: return PixelVectors(channels(mode, b.r, s.r), channels(mode, b.g, s.g), channels(mode, b.b, s.b))

@@ -9,33 +9,6 @@ protocol RGBARowKernel: Sendable {
     func run(row y: Int, source: Plane, target: Plane, width: Int, height: Int)
 }
 
-/// A function of one pixel and its position: R, G, B, A in 0…1 in, the same out.
-protocol PixelKernel: Sendable {
-    func apply(_ pixel: SIMD4<Float>, x: Int, y: Int) -> SIMD4<Float>
-}
-
-/// Runs a `PixelKernel` on every pixel of a row (bytes → floats → kernel → rounded bytes).
-struct PerPixel<Kernel: PixelKernel>: RGBARowKernel {
-    let kernel: Kernel
-    var readsOnlyItsPixel: Bool { true }
-
-    init(_ kernel: Kernel) { self.kernel = kernel }
-
-    @inline(__always)
-    func run(row y: Int, source: Plane, target: Plane, width: Int, height: Int) {
-        let input = source.row(y), output = target.row(y)
-        for x in 0..<width {
-            let i = 4 * x
-            let pixel = SIMD4<Float>(Float(input[i]), Float(input[i + 1]), Float(input[i + 2]), Float(input[i + 3])) * (1 / 255)
-            let result = kernel.apply(pixel, x: x, y: y) * 255 + 0.5
-            output[i] = UInt8(min(max(result.x, 0), 255))
-            output[i + 1] = UInt8(min(max(result.y, 0), 255))
-            output[i + 2] = UInt8(min(max(result.z, 0), 255))
-            output[i + 3] = UInt8(min(max(result.w, 0), 255))
-        }
-    }
-}
-
 /// The stage for filters defined on RGBA pixels (blend layers, palettes, thresholds, dither, stylized looks).
 ///
 /// RGBA frames are worked on directly (in place when the kernel reads only its own pixel). With a kernel that reads

@@ -24,9 +24,16 @@ struct MixBlurred: BlurredRowWriter, @unchecked Sendable {
         if let rowWeights {
             weight = SIMD16(repeating: rowWeights[y])
         } else if let sampleWeights {
-            var lanes = SIMD16<Float>()
-            for lane in 0..<count { lanes[lane] = sampleWeights[y * samplesPerRow + index + lane] }
-            weight = lanes
+            // Sixteen weights in one vector load; lane by lane only for a row's last few samples (a lane loop here
+            // on every step, through the stack, took most of the masked blur's time).
+            let weights = sampleWeights + (y &* samplesPerRow &+ index)
+            if count == 16 {
+                weight = SIMD16<Float>(loadingFrom: weights)
+            } else {
+                var lanes = SIMD16<Float>()
+                for lane in 0..<count { lanes[lane] = weights[lane] }
+                weight = lanes
+            }
         } else {
             weight = SIMD16(repeating: 1)
         }

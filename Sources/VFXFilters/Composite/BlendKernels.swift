@@ -1,0 +1,438 @@
+import VFXCore
+import VFXPipeline
+
+/// Eight pixels' R', G', B' (0…1), one SIMD vector per channel: what the vector blend kernels work on.
+struct PixelVectors: Sendable {
+    var r: SIMD8<Float>, g: SIMD8<Float>, b: SIMD8<Float>
+
+    init(_ r: SIMD8<Float>, _ g: SIMD8<Float>, _ b: SIMD8<Float>) { (self.r, self.g, self.b) = (r, g, b) }
+    init(splat c: SIMD3<Float>) { (r, g, b) = (SIMD8(repeating: c.x), SIMD8(repeating: c.y), SIMD8(repeating: c.z)) }
+
+    /// Eight packed RGBA pixels (little-endian: red in the low byte) as channel vectors in 0…1, and their alpha bytes.
+    @_transparent init(rgba p: SIMD8<UInt32>) {
+        r = Self.unit(p & 0xFF)
+        g = Self.unit(p &>> 8 & 0xFF)
+        b = Self.unit(p &>> 16 & 0xFF)
+    }
+
+    /// Byte values (0…255, in the low bits) as floats in 0…1: the byte put in the mantissa of 2²³, 2²³ taken away.
+    @_transparent static func unit(_ bytes: SIMD8<UInt32>) -> SIMD8<Float> {
+        (unsafeBitCast(bytes | 0x4B00_0000, to: SIMD8<Float>.self) - 8_388_608) * (1 / 255)
+    }
+
+    /// Rounded to bytes (values clamped to 0…1 first) and packed with `alpha` (bytes already in place).
+    @_transparent func packed(alpha: SIMD8<UInt32>) -> SIMD8<UInt32> {
+        let red = unsafeBitCast(r.clampedToUnit * 255 + 8_388_608, to: SIMD8<UInt32>.self) & 0xFF
+        let green = unsafeBitCast(g.clampedToUnit * 255 + 8_388_608, to: SIMD8<UInt32>.self) & 0xFF
+        let blue = unsafeBitCast(b.clampedToUnit * 255 + 8_388_608, to: SIMD8<UInt32>.self) & 0xFF
+        return red | green &<< 8 | blue &<< 16 | alpha
+    }
+
+    @_transparent static func + (a: PixelVectors, b: SIMD8<Float>) -> PixelVectors { PixelVectors(a.r + b, a.g + b, a.b + b) }
+    @_transparent static func - (a: PixelVectors, b: SIMD8<Float>) -> PixelVectors { PixelVectors(a.r - b, a.g - b, a.b - b) }
+    @_transparent static func * (a: PixelVectors, b: SIMD8<Float>) -> PixelVectors { PixelVectors(a.r * b, a.g * b, a.b * b) }
+    @_transparent static func - (a: PixelVectors, b: PixelVectors) -> PixelVectors { PixelVectors(a.r - b.r, a.g - b.g, a.b - b.b) }
+    @_transparent static func + (a: PixelVectors, b: PixelVectors) -> PixelVectors { PixelVectors(a.r + b.r, a.g + b.g, a.b + b.b) }
+
+    /// The W3C spec's Lum (weights .3, .59, .11).
+    @_transparent var lum: SIMD8<Float> { 0.3 * r + 0.59 * g + 0.11 * b }
+    @_transparent var low: SIMD8<Float> { min8(min8(r, g), b) }
+    @_transparent var high: SIMD8<Float> { max8(max8(r, g), b) }
+
+    /// ClipColor as the spec writes it: toward Lum by l / (l − min) where min < 0, then by (1 − l) / (max − l) where
+    /// max > 1 (min and max of the colour given), both steps as one factor.
+    @_transparent var clipped: PixelVectors {
+        let l = lum, n = low, x = high
+        // Where n < 0 (or x > 1) with 0 ≤ l ≤ 1, the channels are not all equal and l, a mean of them with positive
+        // weights, lies strictly between n and x: the denominators are positive where they are used.
+        let below = l / (l - n).replacing(with: 1, where: n .>= 0)
+        let above = (1 - l) / (x - l).replacing(with: 1, where: x .<= 1)
+        let factor = SIMD8<Float>(repeating: 1).replacing(with: below, where: n .< 0)
+        return centred(on: l, scaledBy: factor.replacing(with: factor * above, where: x .> 1))
+    }
+
+    /// l + (c − l) · k per channel.
+    @_transparent func centred(on l: SIMD8<Float>, scaledBy k: SIMD8<Float>) -> PixelVectors {
+        PixelVectors(l + (r - l) * k, l + (g - l) * k, l + (b - l) * k)
+    }
+
+    /// SetLum: shifted to Lum `l`, then clipped.
+    @_transparent func withLum(_ l: SIMD8<Float>) -> PixelVectors { (self + (l - lum)).clipped }
+
+    /// SetSat: (c − min) · s / (max − min), zero where the colour is gray.
+    @_transparent func withSat(_ s: SIMD8<Float>) -> PixelVectors {
+        let n = low, x = high, range = x - n
+        let k = (s / range.replacing(with: 1, where: range .<= 0)).replacing(with: 0, where: range .<= 0)
+        return (self - n) * k
+    }
+}
+
+@_transparent func min8(_ a: SIMD8<Float>, _ b: SIMD8<Float>) -> SIMD8<Float> { a.replacing(with: b, where: b .< a) }
+@_transparent func max8(_ a: SIMD8<Float>, _ b: SIMD8<Float>) -> SIMD8<Float> { a.replacing(with: b, where: b .> a) }
+
+extension BlendMode {
+    /// One channel of a separable mode on eight pixels: the formulas of `channel(_:_:_:)`, as selects.
+    @_transparent static func channels(_ mode: BlendMode, _ b: SIMD8<Float>, _ s: SIMD8<Float>) -> SIMD8<Float> {
+        switch mode {
+        case .multiply: return b * s
+        case .screen: return b + s - b * s
+        case .overlay: return hardLight(s, b)
+        case .hardLight: return hardLight(b, s)
+        case .softLight:
+            let root = (b.replacing(with: 0, where: b .< 0)).squareRoot()
+            let d = (((16 * b - 12) * b + 4) * b).replacing(with: root, where: b .> 0.25)
+            let dark = b - (1 - 2 * s) * b * (1 - b), light = b + (2 * s - 1) * (d - b)
+            return light.replacing(with: dark, where: s .<= 0.5)
+        case .colorDodge:
+            let denominator = (1 - s).replacing(with: 1, where: s .>= 1)
+            let dodged = min8(b / denominator, SIMD8(repeating: 1)).replacing(with: 1, where: s .>= 1)
+            return dodged.replacing(with: 0, where: b .== 0)
+        case .colorBurn:
+            let denominator = s.replacing(with: 1, where: s .<= 0)
+            let burned = (1 - min8((1 - b) / denominator, SIMD8(repeating: 1))).replacing(with: 0, where: s .<= 0)
+            return burned.replacing(with: 1, where: b .>= 1)
+        case .darken: return min8(b, s)
+        case .lighten: return max8(b, s)
+        case .difference: return max8(b - s, s - b)
+        case .exclusion: return b + s - 2 * b * s
+        default: return s
+        }
+    }
+
+    @_transparent static func hardLight(_ b: SIMD8<Float>, _ s: SIMD8<Float>) -> SIMD8<Float> {
+        let t = 2 * s - 1
+        return (b + t - b * t).replacing(with: b * 2 * s, where: s .<= 0.5)
+    }
+
+    /// The mode on eight pixels: `apply(backdrop:source:)` in vectors.
+    @_transparent static func vectors(_ mode: BlendMode, backdrop b: PixelVectors, source s: PixelVectors) -> PixelVectors {
+        switch mode {
+        case .hue: return s.withSat(b.high - b.low).withLum(b.lum)
+        case .saturation:
+            // SetLum(SetSat(b, Sat(s)), Lum(b)) in one factor: SetSat scales b − min(b) by k = Sat(s) / (max − min), and
+            // the shift back to Lum(b) leaves L + k·(b − L); ClipColor's two steps then scale k·(b − L) again.
+            let l = b.lum, n = b.low, x = b.high, range = x - n
+            let k = ((s.high - s.low) / range.replacing(with: 1, where: range .<= 0)).replacing(with: 0, where: range .<= 0)
+            let low = l + k * (n - l), high = l + k * (x - l)
+            let spread = k * (x - l)
+            var g = k.replacing(with: l / (l - n).replacing(with: 1, where: low .>= 0), where: low .< 0)
+            g.replace(with: g * ((1 - l) / spread.replacing(with: 1, where: high .<= 1)), where: high .> 1)
+            return b.centred(on: l, scaledBy: g)
+        case .color: return s.withLum(b.lum)
+        case .luminosity: return b.withLum(s.lum)
+        default: return PixelVectors(channels(mode, b.r, s.r), channels(mode, b.g, s.g), channels(mode, b.b, s.b))
+        }
+    }
+}
+
+/// A blend mode as a type: the kernels' loops are generic over it, so each is specialized with its mode's formulas
+/// alone (a mode passed as a value into the loops' closures stayed a value there, and the formulas stayed calls).
+protocol BlendModeKind { static var mode: BlendMode { get } }
+enum MultiplyBlend: BlendModeKind { static var mode: BlendMode { .multiply } }
+enum ScreenBlend: BlendModeKind { static var mode: BlendMode { .screen } }
+enum OverlayBlend: BlendModeKind { static var mode: BlendMode { .overlay } }
+enum SoftLightBlend: BlendModeKind { static var mode: BlendMode { .softLight } }
+enum HardLightBlend: BlendModeKind { static var mode: BlendMode { .hardLight } }
+enum ColorDodgeBlend: BlendModeKind { static var mode: BlendMode { .colorDodge } }
+enum ColorBurnBlend: BlendModeKind { static var mode: BlendMode { .colorBurn } }
+enum DarkenBlend: BlendModeKind { static var mode: BlendMode { .darken } }
+enum LightenBlend: BlendModeKind { static var mode: BlendMode { .lighten } }
+enum DifferenceBlend: BlendModeKind { static var mode: BlendMode { .difference } }
+enum ExclusionBlend: BlendModeKind { static var mode: BlendMode { .exclusion } }
+enum HueBlend: BlendModeKind { static var mode: BlendMode { .hue } }
+enum SaturationBlend: BlendModeKind { static var mode: BlendMode { .saturation } }
+enum ColorBlend: BlendModeKind { static var mode: BlendMode { .color } }
+enum LuminosityBlend: BlendModeKind { static var mode: BlendMode { .luminosity } }
+
+/// A blend layer over RGBA rows, eight pixels per step in SIMD floats: the frame's pixel is the backdrop, the layer's
+/// the source; out = Cb + (clamp(B(Cb, Cs)) − Cb) · α · opacity, rounded to the nearest byte; the frame's alpha is kept.
+/// The same formulas as `BlendMode.apply` in Float, as selects instead of branches. Runs in `RGBAProcessor` (the
+/// banded path on YUV and BGRA frames).
+///
+/// ```swift
+/// let stage = RGBAProcessor(name: "hue-blend", kernel: BlendRows(mode: .hue, opacity: 1, layer: .color(SIMD3(1, 0.5, 0))), slices: slices)
+/// ```
+struct BlendRows: RGBARowKernel {
+    enum Layer: Sendable {
+        /// One colour over the whole frame.
+        case color(SIMD3<Float>)
+        /// A colour per frame row (a vertical gradient).
+        case rows([SIMD3<Float>])
+        /// Straight RGBA bytes at the frame's size.
+        case image(FilterImage)
+    }
+
+    let mode: BlendMode
+    let opacity: Float
+    let layer: Layer
+    var readsOnlyItsPixel: Bool { true }
+
+    func run(row y: Int, source: Plane, target: Plane, width: Int, height: Int) {
+        // One loop per mode (a type, so that each loop is specialized with only its formulas).
+        switch mode {
+        case .multiply: run(MultiplyBlend.self, y, source, target, width)
+        case .screen: run(ScreenBlend.self, y, source, target, width)
+        case .overlay: run(OverlayBlend.self, y, source, target, width)
+        case .softLight: run(SoftLightBlend.self, y, source, target, width)
+        case .hardLight: run(HardLightBlend.self, y, source, target, width)
+        case .colorDodge: run(ColorDodgeBlend.self, y, source, target, width)
+        case .colorBurn: run(ColorBurnBlend.self, y, source, target, width)
+        case .darken: run(DarkenBlend.self, y, source, target, width)
+        case .lighten: run(LightenBlend.self, y, source, target, width)
+        case .difference: run(DifferenceBlend.self, y, source, target, width)
+        case .exclusion: run(ExclusionBlend.self, y, source, target, width)
+        case .hue: run(HueBlend.self, y, source, target, width)
+        case .saturation: run(SaturationBlend.self, y, source, target, width)
+        case .color: run(ColorBlend.self, y, source, target, width)
+        case .luminosity: run(LuminosityBlend.self, y, source, target, width)
+        }
+    }
+
+    @inline(__always)
+    private func run<Kind: BlendModeKind>(_ kind: Kind.Type, _ y: Int, _ source: Plane, _ target: Plane, _ width: Int) {
+        let input = UnsafeRawPointer(source.row(y)), output = UnsafeMutableRawPointer(target.row(y))
+        let opacity = SIMD8<Float>(repeating: self.opacity)
+        @inline(__always) func blend(_ pixels: SIMD8<UInt32>, _ layer: SIMD8<UInt32>?, _ color: PixelVectors) -> SIMD8<UInt32> {
+            let backdrop = PixelVectors(rgba: pixels)
+            var weight = opacity
+            var source = color
+            if let layer {
+                source = PixelVectors(rgba: layer)
+                weight = PixelVectors.unit(layer &>> 24) * opacity
+            }
+            let blended = BlendMode.vectors(Kind.mode, backdrop: backdrop, source: source)
+            let clamped = PixelVectors(blended.r.clampedToUnit, blended.g.clampedToUnit, blended.b.clampedToUnit)
+            return (backdrop + (clamped - backdrop) * weight).packed(alpha: pixels & 0xFF00_0000)
+        }
+        @inline(__always) func loop(_ layer: UnsafeRawPointer?, _ color: PixelVectors) {
+            var x = 0
+            while x + 8 <= width {
+                let pixels = input.loadUnaligned(fromByteOffset: 4 &* x, as: SIMD8<UInt32>.self)
+                let source = layer.map { $0.loadUnaligned(fromByteOffset: 4 &* x, as: SIMD8<UInt32>.self) }
+                output.storeBytes(of: blend(pixels, source, color), toByteOffset: 4 &* x, as: SIMD8<UInt32>.self)
+                x &+= 8
+            }
+            guard x < width else { return }
+            // The last few pixels through a full vector.
+            var (pixels, source) = (SIMD8<UInt32>(), SIMD8<UInt32>())
+            for lane in 0..<(width - x) {
+                pixels[lane] = input.loadUnaligned(fromByteOffset: 4 &* (x + lane), as: UInt32.self)
+                if let layer { source[lane] = layer.loadUnaligned(fromByteOffset: 4 &* (x + lane), as: UInt32.self) }
+            }
+            let result = blend(pixels, layer == nil ? nil : source, color)
+            for lane in 0..<(width - x) { output.storeBytes(of: result[lane], toByteOffset: 4 &* (x + lane), as: UInt32.self) }
+        }
+        switch layer {
+        case .color(let color): loop(nil, PixelVectors(splat: color))
+        case .rows(let rows): loop(nil, PixelVectors(splat: rows[y]))
+        case .image(let image):
+            image.pixels.withUnsafeBytes { bytes in
+                guard let base = bytes.baseAddress else { return }
+                loop(base + 4 * image.width * y, PixelVectors(splat: .zero))
+            }
+        }
+    }
+}
+
+/// A blend layer over an I420 or NV12 frame in place, 8 blocks (2 rows × 16 pixels) per step in SIMD floats, with no
+/// RGBA buffer: each pixel's R'G'B' from its luma and its block's chroma (clamped to 0…1, not rounded), the blend of
+/// `BlendRows`, its luma per pixel, and each block's chroma from the mean of its four blended R'G'B' values: what
+/// converting the frame to RGB, blending and converting back with box-filtered 4:2:0 chroma gives, the last column or
+/// row repeated at odd sizes (the layout of `AffineYUVKernel`, whose chroma helpers it uses).
+///
+/// ```swift
+/// let kernel = BlendYUVKernel(rows: BlendRows(mode: .saturation, opacity: 1, layer: .color(SIMD3(1, 0.5, 0))), width: 1920, height: 1080)
+/// kernel.apply(to: frame.planes, coding: YUVCoding(frame.color), interleaved: false, width: 1920, height: 1080, slices: slices)
+/// ```
+struct BlendYUVKernel: Sendable {
+    let mode: BlendMode
+    let opacity: Float
+    /// Colour and gradient layers: the colour of each frame row.
+    private let rowColors: [SIMD3<Float>]
+    /// Image layers: straight RGBA rows of `paddedWidth` pixels, the last column repeated to a whole step.
+    private let padded: [UInt8]
+    private let paddedWidth: Int
+
+    init(rows: BlendRows, width: Int, height: Int) {
+        (mode, opacity) = (rows.mode, rows.opacity)
+        switch rows.layer {
+        case .color(let color): rowColors = [SIMD3<Float>](repeating: color, count: height)
+        case .rows(let colors): rowColors = colors
+        case .image: rowColors = []
+        }
+        guard case .image(let image) = rows.layer else { (padded, paddedWidth) = ([], 0); return }
+        // Whole steps of 16 pixels (8 blocks) covering the row's blocks.
+        let stepped = ((width + 1) / 2 + 7) / 8 * 16
+        var bytes = [UInt8](repeating: 0, count: stepped * image.height * 4)
+        for y in 0..<image.height {
+            for x in 0..<stepped {
+                let from = (y * image.width + min(x, image.width - 1)) * 4, to = (y * stepped + x) * 4
+                for c in 0..<4 { bytes[to + c] = image.pixels[from + c] }
+            }
+        }
+        (padded, paddedWidth) = (bytes, stepped)
+    }
+
+    func apply(to planes: [Plane], coding: YUVCoding, interleaved: Bool, width: Int, height: Int, slices: SliceRunner) {
+        if interleaved {
+            run(planes, coding: coding, width: width, height: height, slices: slices, layout: InterleavedChroma.self)
+        } else {
+            run(planes, coding: coding, width: width, height: height, slices: slices, layout: SeparateChroma.self)
+        }
+    }
+
+    private func run<Layout: ChromaLayout>(_ planes: [Plane], coding: YUVCoding, width: Int, height: Int, slices: SliceRunner,
+                                           layout: Layout.Type) {
+        // One loop per mode (a type, so that each loop is specialized with only its formulas).
+        switch mode {
+        case .multiply: run(MultiplyBlend.self, planes, coding, width, height, slices, layout)
+        case .screen: run(ScreenBlend.self, planes, coding, width, height, slices, layout)
+        case .overlay: run(OverlayBlend.self, planes, coding, width, height, slices, layout)
+        case .softLight: run(SoftLightBlend.self, planes, coding, width, height, slices, layout)
+        case .hardLight: run(HardLightBlend.self, planes, coding, width, height, slices, layout)
+        case .colorDodge: run(ColorDodgeBlend.self, planes, coding, width, height, slices, layout)
+        case .colorBurn: run(ColorBurnBlend.self, planes, coding, width, height, slices, layout)
+        case .darken: run(DarkenBlend.self, planes, coding, width, height, slices, layout)
+        case .lighten: run(LightenBlend.self, planes, coding, width, height, slices, layout)
+        case .difference: run(DifferenceBlend.self, planes, coding, width, height, slices, layout)
+        case .exclusion: run(ExclusionBlend.self, planes, coding, width, height, slices, layout)
+        case .hue: run(HueBlend.self, planes, coding, width, height, slices, layout)
+        case .saturation: run(SaturationBlend.self, planes, coding, width, height, slices, layout)
+        case .color: run(ColorBlend.self, planes, coding, width, height, slices, layout)
+        case .luminosity: run(LuminosityBlend.self, planes, coding, width, height, slices, layout)
+        }
+    }
+
+    @inline(__always)
+    private func run<Kind: BlendModeKind, Layout: ChromaLayout>(_ kind: Kind.Type, _ planes: [Plane], _ coding: YUVCoding, _ width: Int,
+                                                                _ height: Int, _ slices: SliceRunner, _ layout: Layout.Type) {
+        let luma = planes[0], cbPlane = planes[1], crPlane = planes[planes.count - 1]
+        let chromaWidth = (width + 1) / 2
+        let w = coding.weights
+        // R' = Y'·gain + Cr·rFromCr + rConstant, and so on, on 8-bit codes (the conversion of `YUVCoding`).
+        let gain = 1 / coding.lumaScale
+        let rFromCr = coding.redFromPr / coding.chromaScale, bFromCb = coding.blueFromPb / coding.chromaScale
+        let gFromCb = -w.blue * bFromCb / w.green, gFromCr = -w.red * rFromCr / w.green
+        let lumaConstant = -coding.lumaOffset * gain
+        let (outScale, outOffset) = (coding.lumaScale, coding.lumaOffset)
+        let toCb = coding.chromaScale / coding.blueFromPb, toCr = coding.chromaScale / coding.redFromPr
+        let opacity = SIMD8<Float>(repeating: self.opacity), paddedWidth = self.paddedWidth, isImage = !padded.isEmpty
+        padded.withUnsafeBytes { image in
+            rowColors.withUnsafeBufferPointer { rowColors in
+                slices.run(rows: (height + 1) / 2) { chromaRows in
+                    for cy in chromaRows {
+                        let (topRow, bottomRow) = blockRows(of: luma, chromaRow: cy, width: width, height: height)
+                        let rowCount = bottomRow > topRow ? 2 : 1
+                        let cbRow = cbPlane.row(cy), crRow = crPlane.row(cy)
+                        let meanScale = 1 / Float(2 * rowCount)
+                        var cx = 0
+                        while cx < chromaWidth {
+                            let (cb, cr) = Layout.load(cbRow, crRow, at: cx)
+                            let chromaR = (cr - 128) * rFromCr + lumaConstant
+                            let chromaG = ((cb - 128) * gFromCb).addingProduct(cr - 128, gFromCr) + lumaConstant
+                            let chromaB = (cb - 128) * bFromCb + lumaConstant
+                            var sumR = SIMD8<Float>(), sumG = SIMD8<Float>(), sumB = SIMD8<Float>()
+                            for index in 0..<rowCount {
+                                let y = index == 0 ? topRow : bottomRow
+                                let pointer = luma.row(y) + 2 * cx
+                                let (even, odd) = evenAndOddBytes(pointer)
+                                // The layer's colour and weight for the even and the odd pixels.
+                                var sources = (PixelVectors(splat: .zero), PixelVectors(splat: .zero)), weights = (opacity, opacity)
+                                if !isImage {
+                                    sources = (PixelVectors(splat: rowColors[y]), PixelVectors(splat: rowColors[y]))
+                                } else {
+                                    let pairs = image.loadUnaligned(fromByteOffset: 4 * (y * paddedWidth + 2 * cx), as: SIMD8<UInt64>.self)
+                                    var (evenPixels, oddPixels) = (SIMD8<UInt32>(), SIMD8<UInt32>())
+                                    for lane in 0..<8 {
+                                        evenPixels[lane] = UInt32(truncatingIfNeeded: pairs[lane])
+                                        oddPixels[lane] = UInt32(truncatingIfNeeded: pairs[lane] &>> 32)
+                                    }
+                                    sources = (PixelVectors(rgba: evenPixels), PixelVectors(rgba: oddPixels))
+                                    weights = (PixelVectors.unit(evenPixels &>> 24) * opacity, PixelVectors.unit(oddPixels &>> 24) * opacity)
+                                }
+                                var output = (SIMD8<Float>(), SIMD8<Float>())
+                                for parity in 0..<2 {
+                                    let code = parity == 0 ? even : odd
+                                    let base = code * gain
+                                    let backdrop = PixelVectors((base + chromaR).clampedToUnit, (base + chromaG).clampedToUnit,
+                                                                (base + chromaB).clampedToUnit)
+                                    let source = parity == 0 ? sources.0 : sources.1
+                                    let blended = BlendMode.vectors(Kind.mode, backdrop: backdrop, source: source)
+                                    let clamped = PixelVectors(blended.r.clampedToUnit, blended.g.clampedToUnit, blended.b.clampedToUnit)
+                                    let result = backdrop + (clamped - backdrop) * (parity == 0 ? weights.0 : weights.1)
+                                    let y = (result.r * (w.red * outScale)).addingProduct(result.g, w.green * outScale)
+                                        .addingProduct(result.b, w.blue * outScale) + outOffset
+                                    if parity == 0 { output.0 = y } else { output.1 = y }
+                                    sumR += result.r
+                                    sumG += result.g
+                                    sumB += result.b
+                                }
+                                storeInterleaved(roundedBytes(output.0), roundedBytes(output.1), at: pointer)
+                            }
+                            let r = sumR * meanScale, g = sumG * meanScale, b = sumB * meanScale
+                            let y = (r * w.red).addingProduct(g, w.green).addingProduct(b, w.blue)
+                            Layout.store(roundedBytes((b - y) * toCb + 128), roundedBytes((r - y) * toCr + 128), cbRow, crRow, at: cx)
+                            cx += 8
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The stage of a blend filter whose layer is not fused as a colour transform: I420 and NV12 frames through
+/// `BlendYUVKernel` in place (into a pool buffer when the frame is shared), every other format through
+/// `RGBAProcessor` with `BlendRows` (RGBA in place, BGRA a row at a time, gray as RGBA).
+///
+/// ```swift
+/// let stage = BlendProcessor(name: "saturation-blend", rows: BlendRows(mode: .saturation, opacity: 1, layer: .color(SIMD3(1, 0.5, 0))), slices: slices)
+/// ```
+final class BlendProcessor: VideoProcessor {
+    let name: String
+    let rows: BlendRows
+    let slices: SliceRunner
+    private var configured: FrameFormat?
+    private var yuv: BlendYUVKernel?
+    private var pool: BufferPool?
+    private var rgba: RGBAProcessor<BlendRows>?
+
+    init(name: String, rows: BlendRows, slices: SliceRunner) {
+        self.name = name
+        self.rows = rows
+        self.slices = slices
+    }
+
+    func configure(for input: FrameFormat) throws -> FrameFormat {
+        release()
+        configured = input
+        guard input.pixelFormat.isYUV else {
+            let processor = RGBAProcessor(name: name, kernel: rows, slices: slices)
+            rgba = processor
+            return try processor.configure(for: input)
+        }
+        yuv = BlendYUVKernel(rows: rows, width: input.width, height: input.height)
+        pool = BufferPool(format: input.pixelFormat, width: input.width, height: input.height, capacity: 3)
+        return input
+    }
+
+    func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
+        if let rgba { return try rgba.process(frame) }
+        try FrameCheck.require(frame, matches: configured, filter: name)
+        guard let yuv else { return frame }
+        var frame = frame
+        let (width, height, interleaved, coding, slices) = (frame.width, frame.height, frame.format == .nv12, YUVCoding(frame.color), self.slices)
+        frame.withMutablePlanes(pool: pool) { planes in
+            yuv.apply(to: planes, coding: coding, interleaved: interleaved, width: width, height: height, slices: slices)
+        }
+        return frame
+    }
+
+    func release() {
+        configured = nil
+        yuv = nil
+        pool = nil
+        rgba?.release()
+        rgba = nil
+    }
+}

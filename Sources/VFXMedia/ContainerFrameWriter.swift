@@ -192,6 +192,13 @@ final class ContainerFrameWriter: FrameWriting {
     }
 
     /// Frees the encoders and the muxer (and closes the file).
+    /// The encoded pixel format has alpha (for ProRes, also the 4444 profiles: the others leave it out).
+    var keepsAlpha: Bool {
+        guard let pixelFormat, let descriptor = av_pix_fmt_desc_get(pixelFormat),
+              descriptor.pointee.flags & UInt64(AV_PIX_FMT_FLAG_ALPHA) != 0 else { return false }
+        return encoderName != "prores_ks" || settings.contains { $0.0 == "profile" && $0.1.hasPrefix("4444") }
+    }
+
     func close() {
         avcodec_free_context(&encoder)
         for track in outputTracks { track.release() }

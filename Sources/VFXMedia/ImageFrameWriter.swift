@@ -92,6 +92,9 @@ final class ImageFrameWriter: FrameWriting {
 
     func close() {}
 
+    /// PNG keeps alpha; JPEG has none.
+    var keepsAlpha: Bool { kind == .png }
+
     /// The encoder's pixel format and color for `frame`.
     private func target(for frame: VideoFrame) -> (AVPixelFormat, ColorDescription) {
         let full = ColorDescription(matrix: frame.color.matrix, range: .full)
@@ -101,7 +104,7 @@ final class ImageFrameWriter: FrameWriting {
         case (.jpeg, .gray8):
             return (AV_PIX_FMT_YUVJ420P, full)   // FFmpeg's JPEG encoder has no gray mode: neutral chroma
         case (.png, .rgba), (.png, .bgra):
-            return (ImageFrameWriter.isOpaque(frame) ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_RGBA, full)
+            return (frame.isOpaque ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_RGBA, full)
         case (.png, _):
             return (AV_PIX_FMT_RGB24, full)
         case (.jpeg, .i420), (.jpeg, .nv12):
@@ -110,10 +113,13 @@ final class ImageFrameWriter: FrameWriting {
             return (AV_PIX_FMT_YUVJ444P, .jpeg)
         }
     }
+}
 
-    /// True when every alpha byte of a packed RGB frame is 255.
-    private static func isOpaque(_ frame: VideoFrame) -> Bool {
-        let plane = frame.plane(0)
+extension VideoFrame {
+    /// True when every alpha byte of a packed RGB frame is 255 (also for frames without alpha).
+    var isOpaque: Bool {
+        guard format.isRGB else { return true }
+        let plane = plane(0)
         for y in 0..<plane.height {
             let row = plane.row(y)
             for x in 0..<plane.width where row[x * 4 + 3] != 255 { return false }

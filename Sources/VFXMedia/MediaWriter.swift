@@ -9,6 +9,8 @@ protocol FrameWriting: AnyObject {
     func finish() throws
     /// Releases encoders and files; safe to call more than once.
     func close()
+    /// Whether the encoded frames keep an alpha channel (known once the first frame is written).
+    var keepsAlpha: Bool { get }
 }
 
 /// What happened to the source's (first) audio track.
@@ -85,6 +87,9 @@ public final class MediaWriter: FrameSink {
     public let tracks: [TrackOutcome]
     /// Frames written so far (after frame-rate conversion).
     public private(set) var framesWritten = 0
+    /// True once a frame with transparent pixels went into an encoding without alpha (H.264, JPEG…), which
+    /// made them opaque: worth a warning, since `mask-to-alpha` and its like exist for the alpha.
+    public private(set) var droppedAlpha = false
     private let temporaryPath: String?
     private let writer: any FrameWriting
     private var rateConverter: FrameRateConverter?
@@ -202,6 +207,7 @@ public final class MediaWriter: FrameSink {
         guard framesWritten < frameLimit else { return }
         try writer.write(frame)
         framesWritten += 1
+        if !droppedAlpha, frame.format.isRGB, !writer.keepsAlpha, !frame.isOpaque { droppedAlpha = true }
     }
 
     /// Completes the file and gives it its name (replacing an existing file).

@@ -46,6 +46,9 @@ final class Y4MFrameWriter: FrameWriting {
         close()
     }
 
+    /// Y4M holds Y'CbCr without alpha.
+    var keepsAlpha: Bool { false }
+
     func close() {
         if ownsDescriptor && descriptor >= 0 { Foundation.close(descriptor) }
         descriptor = -1

@@ -115,6 +115,10 @@ enum ApplyCommand {
         if !settings.quiet {
             Terminal.error(summary(output: output, format: result.format, stats: result.stats, tracks: result.tracks,
                                    frames: result.framesWritten))
+            if result.droppedAlpha {
+                Terminal.error("vfx: warning: \(displayPath(output)) has no alpha channel, so the frames' transparency was made opaque; "
+                    + "keep it with .png, --codec ffv1 --pix-fmt yuva420p (.mkv), or --codec prores --preset 4444 --pix-fmt yuva444p10le (.mov)")
+            }
         }
     }
 
@@ -148,6 +152,8 @@ enum ApplyCommand {
         let tracks: [TrackOutcome]
         /// Frames in the output (differs from the frames processed when `--fps` converts the rate).
         let framesWritten: Int
+        /// Transparent frames went into an encoding without alpha (`MediaWriter.droppedAlpha`).
+        let droppedAlpha: Bool
     }
 
     /// Decodes `input` (the `trim`med part), runs `chain` on every frame and encodes into `output` with
@@ -202,7 +208,8 @@ enum ApplyCommand {
             throw error
         }
         bar.finish()
-        return Outcome(stats: stats, format: outputFormat, tracks: writer.tracks, framesWritten: writer.framesWritten)
+        return Outcome(stats: stats, format: outputFormat, tracks: writer.tracks, framesWritten: writer.framesWritten,
+                       droppedAlpha: writer.droppedAlpha)
     }
 
     /// One line for what the output leaves out (streams, bits), and one for HDR video run through filters.

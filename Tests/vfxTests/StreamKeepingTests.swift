@@ -69,6 +69,28 @@ import Testing
         #expect(video["color_transfer"] as? String == "smpte2084" && video["color_primaries"] as? String == "bt2020")
     }
 
+    /// `mask-to-alpha` on a video (its I420 frames are converted to RGBA for it) makes transparent frames: H.264 has no
+    /// alpha, so one warning line says the transparency was made opaque and how to keep it; FFV1 with `yuva420p` keeps it
+    /// (ffprobe reads the alpha plane back: not all opaque) and gives no such warning.
+    @Test func transparencyLostInAnEncodingWithoutAlphaWarns() throws {
+        let folder = try CommandLineRun.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let input = CommandLineRun.media("bigbuckbunny.mp4")
+        let mp4 = folder.appendingPathComponent("mask.mp4").path
+        let lost = try CommandLineRun.vfx(["apply", input, "-o", mp4, "--filter", "mask-to-alpha", "--frames", "2"])
+        #expect(lost.status == 0, "\(lost.stderr)")
+        let warnings = lost.stderr.split(separator: "\n").filter { $0.hasPrefix("vfx: warning: ") }
+        #expect(warnings.count == 1 && warnings[0].contains("\(mp4) has no alpha channel"), "\(lost.stderr)")
+        let mkv = folder.appendingPathComponent("mask.mkv").path
+        let kept = try CommandLineRun.vfx(["apply", input, "-o", mkv, "--filter", "mask-to-alpha", "--frames", "2",
+                                           "--codec", "ffv1", "--pix-fmt", "yuva420p"])
+        #expect(kept.status == 0 && !kept.stderr.contains("warning"), "\(kept.stderr)")
+        let alpha = folder.appendingPathComponent("alpha.gray").path
+        try CommandLineRun.ffmpeg(["-i", mkv, "-vf", "alphaextract", "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "gray", alpha])
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: alpha))
+        #expect(!bytes.isEmpty && bytes.contains { $0 < 200 }, "alpha plane of \(mkv)")
+    }
+
     /// Containers that cannot hold a stream: one warning line names every stream left out.
     @Test(arguments: [("ts", ["subtitle stream #3 (subrip"]), ("y4m", ["audio stream #1 (aac", "audio stream #2 (opus", "subtitle stream #3"]),
                       ("gif", ["audio stream #1 (aac", "audio stream #2 (opus", "subtitle stream #3"])])

@@ -362,7 +362,7 @@ extension FilterSpec {
     ) { _, _ in .color(.smallestChannel) }
 
     /// A mask made from the picture: white whose alpha is the pixel's luma (for compositing).
-    /// - No parameters. Formats: RGBA, BGRA (the formats with alpha).
+    /// - No parameters. Formats: RGBA, BGRA (the formats with alpha); other frames are converted to RGBA before it.
     /// - Chain: `mask-to-alpha` · Swift: `try FilterDescription("mask-to-alpha")`
     public static let maskToAlpha = FilterSpec(
         name: "mask-to-alpha", family: .colorEffect, summary: "White with alpha equal to the pixel's luma.",

@@ -121,8 +121,18 @@ public final class FilterChainProcessor: FrameProcessor, @unchecked Sendable {
         }
         for description in chain.filters {
             guard let spec = description.spec else { throw FilterError.unknownFilter(description.name) }
-            guard spec.pixelFormats.contains(format.pixelFormat) else {
-                throw FilterError.unsupportedFormat(filter: spec.name, format: format.pixelFormat.rawValue)
+            if !spec.pixelFormats.contains(format.pixelFormat) {
+                // The pending colour run may change the layout (gray comes out RGBA): settle it first, then convert
+                // the frames to a layout the filter takes, as FFmpeg's graphs insert a conversion.
+                try flush()
+                if !spec.pixelFormats.contains(format.pixelFormat) {
+                    guard let target = FormatConversion.target(for: format.pixelFormat, supported: spec.pixelFormats) else {
+                        throw FilterError.unsupportedFormat(filter: spec.name, format: format.pixelFormat.rawValue)
+                    }
+                    let conversion = FormatConversion(to: target)
+                    format = try conversion.configure(for: format)
+                    stages.append(conversion)
+                }
             }
             switch try spec.makeStage(description.arguments(), FilterContext(format: format, slices: slices)) {
             case .color(let transform):

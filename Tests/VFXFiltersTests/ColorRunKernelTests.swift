@@ -12,18 +12,6 @@ import XCTest
 final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
     let (width, height) = (37, 19)
 
-    /// The colour transforms of `chain` as the compiler gets them.
-    func transforms(_ chain: String, format: FrameFormat) throws -> [ColorTransform] {
-        try FilterChain(parsing: chain).filters.map { description in
-            let spec = try XCTUnwrap(description.spec)
-            guard case .color(let transform) = try spec.makeStage(description.arguments(),
-                                                                  FilterContext(format: format, slices: SliceRunner(threads: 1))) else {
-                throw XCTSkip("\(description.name) is not a colour transform")
-            }
-            return transform
-        }
-    }
-
     /// The definition, in doubles (BT.601 limited range): each pixel's R'G'B' from its luma and its block's chroma; the
     /// run's first matrix on it unclipped, then clipped; the rest of the run by `FusedColorProcessor.evaluate`; its luma;
     /// each block's chroma from the mean of its pixels' output R'G'B'; then, with a vignette, luma scaled toward 16 and

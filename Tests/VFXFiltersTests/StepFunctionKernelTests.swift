@@ -169,15 +169,4 @@ final class StepFunctionKernelTests: XCTestCase, RandomYUVFrames {
         XCTAssertTrue(FusedColorProcessor.chooseKernel(for: long, format: i420) is YUVTableKernel)
     }
 
-    /// The colour transforms of `chain` as the compiler gets them.
-    func transforms(_ chain: String, format: FrameFormat) throws -> [ColorTransform] {
-        try FilterChain(parsing: chain).filters.map { description in
-            let spec = try XCTUnwrap(description.spec)
-            guard case .color(let transform) = try spec.makeStage(description.arguments(),
-                                                                  FilterContext(format: format, slices: SliceRunner(threads: 1))) else {
-                throw XCTSkip("\(description.name) is not a colour transform")
-            }
-            return transform
-        }
-    }
 }

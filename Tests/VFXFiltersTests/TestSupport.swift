@@ -1,6 +1,6 @@
 import Foundation
 import VFXCore
-import VFXFilters
+@testable import VFXFilters
 import VFXPipeline
 import VFXTestSupport
 import XCTest
@@ -51,7 +51,8 @@ enum TestSupport {
     }
 }
 
-/// Random Y'CbCr frames of a test's size, and the I420 ↔ NV12 reordering, for the colour-kernel tests.
+/// Random Y'CbCr frames of a test's size, the I420 ↔ NV12 reordering and a chain's colour transforms, for the
+/// colour-kernel tests.
 protocol RandomYUVFrames {
     var width: Int { get }
     var height: Int { get }
@@ -75,5 +76,17 @@ extension RandomYUVFrames {
     func i420(fromNV12 bytes: [UInt8]) -> [UInt8] {
         let (luma, quarter) = (width * height, chromaSize.width * chromaSize.height)
         return Array(bytes[..<luma]) + (0..<quarter).map { bytes[luma + 2 * $0] } + (0..<quarter).map { bytes[luma + 2 * $0 + 1] }
+    }
+
+    /// The colour transforms of `chain` as the compiler gets them.
+    func transforms(_ chain: String, format: FrameFormat) throws -> [ColorTransform] {
+        try FilterChain(parsing: chain).filters.map { description in
+            let spec = try XCTUnwrap(description.spec)
+            guard case .color(let transform) = try spec.makeStage(description.arguments(),
+                                                                  FilterContext(format: format, slices: SliceRunner(threads: 1))) else {
+                throw XCTSkip("\(description.name) is not a colour transform")
+            }
+            return transform
+        }
     }
 }

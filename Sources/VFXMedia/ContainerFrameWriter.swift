@@ -276,6 +276,11 @@ final class ContainerFrameWriter: FrameWriting {
             }
             set("crf", text)
         }
+        // ProRes writes alpha only in its 4444 profiles: a pixel format with alpha and no profile asked for gets 4444.
+        if encoderName == "prores_ks", options.preset == nil, let requested = options.pixelFormat,
+           let descriptor = av_pix_fmt_desc_get(av_get_pix_fmt(requested)), descriptor.pointee.flags & UInt64(AV_PIX_FMT_FLAG_ALPHA) != 0 {
+            set("profile", "4444")
+        }
         if let preset = options.preset {
             switch encoderName {
             case "libx264", "libx265":

@@ -117,7 +117,7 @@ enum ApplyCommand {
                                    frames: result.framesWritten))
             if result.droppedAlpha {
                 Terminal.error("vfx: warning: \(displayPath(output)) has no alpha channel, so the frames' transparency was made opaque; "
-                    + "keep it with .png, --codec ffv1 --pix-fmt yuva420p (.mkv), or --codec prores --preset 4444 --pix-fmt yuva444p10le (.mov)")
+                    + "keep it with .png, --codec ffv1 --pix-fmt yuva420p (.mkv), or --codec prores --pix-fmt yuva444p10le (.mov)")
             }
         }
     }

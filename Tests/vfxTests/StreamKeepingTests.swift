@@ -70,8 +70,8 @@ import Testing
     }
 
     /// `mask-to-alpha` on a video (its I420 frames are converted to RGBA for it) makes transparent frames: H.264 has no
-    /// alpha, so one warning line says the transparency was made opaque and how to keep it; FFV1 with `yuva420p` keeps it
-    /// (ffprobe reads the alpha plane back: not all opaque) and gives no such warning.
+    /// alpha, so one warning line says the transparency was made opaque and how to keep it; FFV1 with `yuva420p` and ProRes
+    /// with `yuva444p10le` keep it (FFmpeg reads the alpha plane back: not all opaque) and give no such warning.
     @Test func transparencyLostInAnEncodingWithoutAlphaWarns() throws {
         let folder = try CommandLineRun.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -85,10 +85,17 @@ import Testing
         let kept = try CommandLineRun.vfx(["apply", input, "-o", mkv, "--filter", "mask-to-alpha", "--frames", "2",
                                            "--codec", "ffv1", "--pix-fmt", "yuva420p"])
         #expect(kept.status == 0 && !kept.stderr.contains("warning"), "\(kept.stderr)")
-        let alpha = folder.appendingPathComponent("alpha.gray").path
-        try CommandLineRun.ffmpeg(["-i", mkv, "-vf", "alphaextract", "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "gray", alpha])
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: alpha))
-        #expect(!bytes.isEmpty && bytes.contains { $0 < 200 }, "alpha plane of \(mkv)")
+        // ProRes with a pixel format that has alpha takes its 4444 profile by itself, and keeps the alpha too.
+        let mov = folder.appendingPathComponent("mask.mov").path
+        let prores = try CommandLineRun.vfx(["apply", input, "-o", mov, "--filter", "mask-to-alpha", "--frames", "2",
+                                             "--codec", "prores", "--pix-fmt", "yuva444p10le"])
+        #expect(prores.status == 0 && !prores.stderr.contains("warning"), "\(prores.stderr)")
+        for (index, path) in [mkv, mov].enumerated() {
+            let alpha = folder.appendingPathComponent("alpha\(index).gray").path
+            try CommandLineRun.ffmpeg(["-i", path, "-vf", "alphaextract", "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "gray", alpha])
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: alpha))
+            #expect(!bytes.isEmpty && bytes.contains { $0 < 200 }, "alpha plane of \(path)")
+        }
     }
 
     /// Containers that cannot hold a stream: one warning line names every stream left out.

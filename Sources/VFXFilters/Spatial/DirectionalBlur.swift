@@ -65,6 +65,20 @@ extension FilterDescription {
     }
 }
 
+/// `source`'s planes blurred into a buffer from `pool`: `blur(index, plane, target, rows, slice)` for each plane, its
+/// rows split over `slices` (the two stages below differ only in their per-plane blur).
+private func blurredPlanes(_ source: VideoFrame, pool: BufferPool?, slices: SliceRunner,
+                           _ blur: (Int, Plane, Plane, Range<Int>, Int) -> Void) -> VideoFrame {
+    var output = source.makeSibling(pool: pool)
+    output.withMutablePlanes { targets in
+        for (index, target) in targets.enumerated() {
+            let plane = source.plane(index)
+            slices.forEachSlice(of: target.height) { rows, slice in blur(index, plane, target, rows, slice) }
+        }
+    }
+    return withExtendedLifetime(source) { output }
+}
+
 /// The stage of `motion-blur`: `PlaneMotionBlur` per plane, into a pool buffer.
 final class MotionBlurProcessor: VideoProcessor {
     /// The format `configure` sized the buffers for.
@@ -95,15 +109,9 @@ final class MotionBlurProcessor: VideoProcessor {
 
     func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
         try FrameCheck.require(frame, matches: configured, filter: "motion-blur")
-        let source = frame
-        var output = source.makeSibling(pool: pool)
-        output.withMutablePlanes { targets in
-            for (index, target) in targets.enumerated() {
-                let blur = planes[index], plane = source.plane(index)
-                slices.forEachSlice(of: target.height) { rows, slice in blur.blur(plane, into: target, rows: rows, slice: slice) }
-            }
+        return blurredPlanes(frame, pool: pool, slices: slices) { index, plane, target, rows, slice in
+            planes[index].blur(plane, into: target, rows: rows, slice: slice)
         }
-        return withExtendedLifetime(source) { output }
     }
 
     func release() {
@@ -371,15 +379,9 @@ final class ZoomBlurProcessor: VideoProcessor {
     func process(_ frame: consuming VideoFrame) throws -> VideoFrame? {
         try FrameCheck.require(frame, matches: configured, filter: "zoom-blur")
         guard amount > 0 else { return frame }
-        let source = frame
-        var output = source.makeSibling(pool: pool)
-        output.withMutablePlanes { targets in
-            for (index, target) in targets.enumerated() {
-                let blur = planes[index], plane = source.plane(index)
-                slices.forEachSlice(of: target.height) { rows, slice in blur.run(plane, into: target, rows: rows, slice: slice) }
-            }
+        return blurredPlanes(frame, pool: pool, slices: slices) { index, plane, target, rows, slice in
+            planes[index].run(plane, into: target, rows: rows, slice: slice)
         }
-        return withExtendedLifetime(source) { output }
     }
 
     func release() {

@@ -84,7 +84,6 @@ final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
         let format = FrameFormat(pixelFormat: .i420, width: width, height: height)
         let chains = ["sepia:0.7,hue:angle=40,gamma:power=1.3",
                       "gamma:power=1.2,tint:color=#3366cc:amount=0.3,brightness:amount=0.05",
-                      "sepia,hue:angle=20,color-controls:contrast=1.1",
                       "tone-curve:point1=0.25x0.15:point3=0.75x0.85,sepia,mono",
                       "gamma:power=0.8"]
         for chain in chains {
@@ -125,10 +124,9 @@ final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
         let input = randomI420(seed: 17)
         let format = FrameFormat(pixelFormat: .i420, width: width, height: height)
         let chains = ["sepia", "color-matrix:rr=0.5:rg=0.5:rb=0:br=0.2:bb=0.9", "false-color:dark=navy:light=gold",
-                      "sepia,hue:angle=20", "sepia,hue:angle=20,color-controls:contrast=1.1",
-                      "sepia:0.7,tint:color=#3366cc:amount=0.3,sepia", "color-controls:contrast=1.3:saturation=1.2,sepia,hue:angle=30",
+                      "sepia:0.7,tint:color=#3366cc:amount=0.3,sepia",
                       "gamma:power=1.2", "gamma:power=1.1", "tone-curve:point1=0.25x0.15:point3=0.75x0.85",
-                      "sepia,hue:angle=20,gamma:power=1.2", "gamma:power=1.3,color-controls:contrast=1.2"]
+                      "sepia,hue:angle=20,gamma:power=1.2"]
         for chain in chains {
             let run = try transforms(chain, format: format)
             XCTAssertTrue(FusedColorProcessor.chooseKernel(for: run, format: format) is FixedPointRunKernel, chain)
@@ -175,7 +173,7 @@ final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
         let input = randomI420(seed: 5)
         let (cw, ch) = chromaSize
         let (luma, quarter) = (width * height, cw * ch)
-        let angle = 30 * Double.pi / 180, (brightness, contrast, saturation) = (0.05, 1.2, 1.3)
+        let (brightness, contrast, saturation) = (0.05, 1.2, 1.3)
         let chain = "hue:angle=30,color-controls:brightness=\(brightness):contrast=\(contrast):saturation=\(saturation),invert"
         let format = FrameFormat(pixelFormat: .i420, width: width, height: height)
         let matrices = try transforms(chain, format: format).map { transform -> ColorMatrix in
@@ -185,16 +183,14 @@ final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
         XCTAssertNotNil(PlanarYUVKernel(matrices: matrices, coding: YUVCoding(format.color), chromaInterleaved: false))
         XCTAssertTrue(FusedColorProcessor.chooseKernel(for: try transforms(chain, format: format), format: format) is PlanarYUVKernel)
         func clip(_ value: Double) -> Double { min(max(value, 0), 255) }
+        let hue = PerPlane.hue(degrees: 30), controls = PerPlane.colorControls(brightness: brightness, contrast: contrast, saturation: saturation)
         var want = [Double](repeating: 0, count: input.count)
         for i in 0..<luma {
-            var y = Double(input[i])
-            y = clip(16 + 219 * (((y - 16) / 219 + brightness - 0.5) * contrast + 0.5))
-            want[i] = clip(251 - y)
+            want[i] = clip(251 - controls.luma(Double(input[i])))
         }
         for i in 0..<quarter {
-            var (cb, cr) = (Double(input[luma + i]) - 128, Double(input[luma + quarter + i]) - 128)
-            (cb, cr) = (clip(128 + cos(angle) * cb - sin(angle) * cr) - 128, clip(128 + sin(angle) * cb + cos(angle) * cr) - 128)
-            (cb, cr) = (clip(128 + cb * saturation * contrast), clip(128 + cr * saturation * contrast))
+            let turned = hue.chroma(Double(input[luma + i]), Double(input[luma + quarter + i]))
+            let (cb, cr) = controls.chroma(turned.0, turned.1)
             (want[luma + i], want[luma + quarter + i]) = (clip(256 - cb), clip(256 - cr))
         }
         for (pixelFormat, bytes) in [(PixelFormat.i420, input), (.nv12, nv12(input))] {
@@ -203,6 +199,81 @@ final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
             if pixelFormat == .nv12 { output = i420(fromNV12: output) }
             let worst = zip(output, want).map { abs(Double($0) - $1.rounded()) }.max() ?? 0
             XCTAssertLessThanOrEqual(worst, 1, "\(pixelFormat)")
+        }
+    }
+
+    /// A per-plane filter's formulas in doubles on codes (BT.601 limited range), each output clamped to 0…255: luma
+    /// alone, and the block's chroma pair.
+    struct PerPlane {
+        var luma: (Double) -> Double = { $0 }
+        var chroma: (Double, Double) -> (Double, Double) = { ($0, $1) }
+
+        static func clip(_ value: Double) -> Double { min(max(value, 0), 255) }
+        /// `hue`: chroma turned by the angle about 128; luma kept.
+        static func hue(degrees: Double) -> PerPlane {
+            let angle = degrees * Double.pi / 180
+            return PerPlane(chroma: { cb, cr in
+                (clip(128 + cos(angle) * (cb - 128) - sin(angle) * (cr - 128)), clip(128 + sin(angle) * (cb - 128) + cos(angle) * (cr - 128)))
+            })
+        }
+        /// `color-controls` in R'G'B' units: luma `(Y' + brightness − ½)·contrast + ½`, chroma × saturation × contrast.
+        static func colorControls(brightness: Double = 0, contrast: Double = 1, saturation: Double = 1) -> PerPlane {
+            PerPlane(luma: { clip(16 + 219 * ((($0 - 16) / 219 + brightness - 0.5) * contrast + 0.5)) },
+                     chroma: { (clip(128 + ($0 - 128) * saturation * contrast), clip(128 + ($1 - 128) * saturation * contrast)) })
+        }
+    }
+
+    /// A run's per-plane filters at its start and end (`FusedColorProcessor.planarEnds`) are applied plane by plane, as
+    /// those filters alone are, and the rest of the run in R'G'B': the fused run is byte for byte its three parts applied
+    /// one after the other (head, core, tail: the same fixed-point steps), on I420 and NV12, one and two threads; and
+    /// within 2 codes of the definition in doubles (the ends' formulas, each result rounded to a code as a stored frame
+    /// is, the core's definition): a head sample the fixed point rounds the other way (it is within 0.025 code of the
+    /// exact value) moves the core's input by a code, up to 1.4 codes at its output. At least 99 % within 1 code.
+    func testPlanarEndsOfARunAreAppliedPerPlane() throws {
+        let input = randomI420(seed: 23)
+        let format = FrameFormat(pixelFormat: .i420, width: width, height: height)
+        let (cw, ch) = chromaSize
+        let (luma, quarter) = (width * height, cw * ch)
+        let cases: [(head: String?, core: String, tail: String?, perPlaneHead: [PerPlane], perPlaneTail: [PerPlane], fixed: Bool)] = [
+            (nil, "sepia", "hue:angle=20,color-controls:contrast=1.1", [], [.hue(degrees: 20), .colorControls(contrast: 1.1)], true),
+            ("color-controls:contrast=1.3:saturation=1.2", "sepia", "hue:angle=30",
+             [.colorControls(contrast: 1.3, saturation: 1.2)], [.hue(degrees: 30)], true),
+            ("hue:angle=25", "gamma:power=1.3", "color-controls:contrast=1.2", [.hue(degrees: 25)], [.colorControls(contrast: 1.2)], true),
+            // A steep gamma is no fixed-point core: the ends run as passes around the Float kernel.
+            ("hue:angle=40", "gamma:power=0.5", nil, [.hue(degrees: 40)], [], false),
+        ]
+        func perPlane(_ codes: [UInt8], _ filters: [PerPlane]) -> [UInt8] {
+            var out = codes.map(Double.init)
+            for filter in filters {
+                for i in 0..<luma { out[i] = filter.luma(out[i]) }
+                for i in 0..<quarter { (out[luma + i], out[luma + quarter + i]) = filter.chroma(out[luma + i], out[luma + quarter + i]) }
+                out = out.map { $0.rounded() }
+            }
+            return out.map { UInt8($0) }
+        }
+        for (head, core, tail, perPlaneHead, perPlaneTail, fixed) in cases {
+            let chain = [head, core, tail].compactMap { $0 }.joined(separator: ",")
+            let run = try transforms(chain, format: format)
+            let kernel = FusedColorProcessor.chooseKernel(for: run, format: format)
+            XCTAssertTrue(fixed ? kernel is FixedPointRunKernel : kernel is PlanarEndsKernel, chain)
+            // The definition: head per plane, rounded; the core's definition, rounded; the tail per plane.
+            let headed = perPlane(input, perPlaneHead)
+            let cored = expected(headed, run: try transforms(core, format: format), vignette: nil).map { UInt8($0.rounded().clamped(0, 255)) }
+            let want = perPlane(cored, perPlaneTail)
+            for (pixelFormat, bytes) in [(PixelFormat.i420, input), (.nv12, nv12(input))] {
+                let frame = RawFrames.frame(bytes, format: pixelFormat, width: width, height: height)
+                var stepwise = frame
+                for part in [head, core, tail].compactMap({ $0 }) { stepwise = try TestSupport.apply(part, to: stepwise) }
+                for threads in [1, 2] {
+                    let fused = try TestSupport.apply(chain, to: frame, threads: threads)
+                    XCTAssertEqual(RawFrames.bytes(fused), RawFrames.bytes(stepwise), "\(chain) on \(pixelFormat), \(threads) thread(s)")
+                    var output = RawFrames.bytes(fused)
+                    if pixelFormat == .nv12 { output = i420(fromNV12: output) }
+                    let differences = zip(output, want).map { abs(Int($0) - Int($1)) }
+                    XCTAssertLessThanOrEqual(differences.max() ?? 0, 2, "\(chain) on \(pixelFormat)")
+                    XCTAssertGreaterThanOrEqual(Double(differences.filter { $0 <= 1 }.count) / Double(differences.count), 0.99, chain)
+                }
+            }
         }
     }
 

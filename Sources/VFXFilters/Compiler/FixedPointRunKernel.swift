@@ -1,7 +1,7 @@
 import VFXCore
 
 /// A run of colour matrices, smooth per-channel curves and the step functions the lanes can evaluate as defined
-/// (`sepia`, `color-matrix`, `sepia,hue,color-controls`, `gamma`, `tone-curve`, `sepia,hue,gamma`, `posterize`,
+/// (`sepia`, `color-matrix`, `sepia,hue,gamma`, `gamma`, `tone-curve`, `sepia,hue,gamma`, `posterize`,
 /// `solarize`, `maximum-component`…) applied to each pixel of an I420/NV12 frame in 16-bit fixed point, 16 blocks
 /// (2 rows × 32 pixels) per step of the loop, with no scratch memory.
 ///
@@ -11,6 +11,9 @@ import VFXCore
 /// function; then the output luma, and each block's chroma from the mean of its four output R'G'B' values.
 /// Consecutive matrices are multiplied into one when the first keeps the unit cube inside itself. At most two steps
 /// follow the first matrix.
+/// Per-plane transforms before and after the run (`head`, `tail`: `FusedColorProcessor.planarEnds`) are applied in the
+/// same loop with `PlanarYUVFixedPoint`'s arithmetic: the head on the codes read, the tail on the output codes once
+/// rounded, so that the pass equals the three parts applied one after the other, byte for byte.
 ///
 /// Arithmetic on each 16-bit lane (`Lanes16`):
 /// - R'G'B' in Q14 (1 = 16384), clamped to 0…16383. A value enters a product shifted left once (Q15) against a
@@ -62,8 +65,13 @@ final class FixedPointRunKernel: VignetteFusing {
     let chromaInterleaved: Bool
     /// A vignette applied as the pass converts back to Y'CbCr (nil: none).
     private(set) var vignette: VignetteDarkness?
+    /// The per-plane transforms before and after the run (`FusedColorProcessor.planarEnds`), on the codes it reads and
+    /// on the codes it writes, in the same loop; made for separate chroma vectors (`interleaved: false`) on both layouts.
+    let head: PlanarYUVFixedPoint?, tail: PlanarYUVFixedPoint?
 
-    init?(_ run: [ColorTransform], coding: YUVCoding, chromaInterleaved: Bool) {
+    init?(_ run: [ColorTransform], coding: YUVCoding, chromaInterleaved: Bool, head: PlanarYUVFixedPoint? = nil,
+          tail: PlanarYUVFixedPoint? = nil) {
+        (self.head, self.tail) = (head, tail)
         let (firstMatrix, rest) = ColorMatrix.leading(run)
         enum Step { case matrix(ColorMatrix), curves(CurvePieces16, CurvePieces16, CurvePieces16), piecewise(ColorTransform.Piecewise) }
         var later: [Step] = []
@@ -187,14 +195,27 @@ final class FixedPointRunKernel: VignetteFusing {
     }
 
     private func apply<Darkness: BlockDarkness>(_ planes: [Plane], width: Int, height: Int, slices: SliceRunner, darkness: Darkness) {
-        let (w, h) = (width, height)
+        guard head != nil || tail != nil else {
+            return apply(planes, width: width, height: height, slices: slices, darkness: darkness, ends: NoPlanarEnds())
+        }
+        (head?.chroma ?? []).withUnsafeBufferPointer { headChroma in
+            (tail?.chroma ?? []).withUnsafeBufferPointer { tailChroma in
+                let ends = PlanarEndMaps(headLuma: head?.luma, headChroma: headChroma, tailLuma: tail?.luma, tailChroma: tailChroma)
+                apply(planes, width: width, height: height, slices: slices, darkness: darkness, ends: ends)
+            }
+        }
+    }
+
+    private func apply<Darkness: BlockDarkness, Ends: PlanarEnds>(_ planes: [Plane], width: Int, height: Int, slices: SliceRunner,
+                                                                  darkness: Darkness, ends: Ends) {
+        let (w, h, d, e) = (width, height, darkness, ends)
         switch (chromaInterleaved, stepCount) {
-        case (false, 0): run(planes, width: w, height: h, slices: slices, layout: SeparateChroma.self, steps: NoStep.self, darkness: darkness)
-        case (false, 1): run(planes, width: w, height: h, slices: slices, layout: SeparateChroma.self, steps: OneStep.self, darkness: darkness)
-        case (false, _): run(planes, width: w, height: h, slices: slices, layout: SeparateChroma.self, steps: TwoSteps.self, darkness: darkness)
-        case (true, 0): run(planes, width: w, height: h, slices: slices, layout: InterleavedChroma.self, steps: NoStep.self, darkness: darkness)
-        case (true, 1): run(planes, width: w, height: h, slices: slices, layout: InterleavedChroma.self, steps: OneStep.self, darkness: darkness)
-        case (true, _): run(planes, width: w, height: h, slices: slices, layout: InterleavedChroma.self, steps: TwoSteps.self, darkness: darkness)
+        case (false, 0): run(planes, width: w, height: h, slices: slices, layout: SeparateChroma.self, steps: NoStep.self, darkness: d, ends: e)
+        case (false, 1): run(planes, width: w, height: h, slices: slices, layout: SeparateChroma.self, steps: OneStep.self, darkness: d, ends: e)
+        case (false, _): run(planes, width: w, height: h, slices: slices, layout: SeparateChroma.self, steps: TwoSteps.self, darkness: d, ends: e)
+        case (true, 0): run(planes, width: w, height: h, slices: slices, layout: InterleavedChroma.self, steps: NoStep.self, darkness: d, ends: e)
+        case (true, 1): run(planes, width: w, height: h, slices: slices, layout: InterleavedChroma.self, steps: OneStep.self, darkness: d, ends: e)
+        case (true, _): run(planes, width: w, height: h, slices: slices, layout: InterleavedChroma.self, steps: TwoSteps.self, darkness: d, ends: e)
         }
     }
 
@@ -204,9 +225,9 @@ final class FixedPointRunKernel: VignetteFusing {
     private enum OneStep: StepCount { static var count: Int { 1 } }
     private enum TwoSteps: StepCount { static var count: Int { 2 } }
 
-    private func run<Layout: ChromaLayout, Steps: StepCount, Darkness: BlockDarkness>(
+    private func run<Layout: ChromaLayout, Steps: StepCount, Darkness: BlockDarkness, Ends: PlanarEnds>(
         _ planes: [Plane], width: Int, height: Int, slices: SliceRunner, layout: Layout.Type, steps stepsType: Steps.Type,
-        darkness: Darkness) {
+        darkness: Darkness, ends: Ends) {
         typealias L = Lanes16
         let luma = planes[0], cbPlane = planes[1], crPlane = planes[planes.count - 1]
         let chromaWidth = (width + 1) / 2
@@ -220,7 +241,8 @@ final class FixedPointRunKernel: VignetteFusing {
         let toCb = (L.splat(self.toCb.x), L.splat(self.toCb.y), L.splat(self.toCb.z))
         let toCr = (L.splat(self.toCr.x), L.splat(self.toCr.y), L.splat(self.toCr.z))
         let (lumaOffset, chromaOffset, minus128) = (L.splat(self.lumaOffset), L.splat(128 * 128 + 64), L.splat(-128))
-        let (zero, one) = (L.splat(0), L.splat(16383))
+        let (zero, one, byte) = (L.splat(0), L.splat(16383), L.splat(255))
+        let (lumaCentre, chromaCentre) = (L.splat(self.lumaOffset - 64), L.splat(128 * 128))
 
         /// One matrix row on Q15 inputs, plus its offset, clamped (Q14).
         @inline(__always) func matrixRow(_ r: L.Vector, _ g: L.Vector, _ b: L.Vector, _ c: UnsafeMutablePointer<L.Vector>, _ k: Int) -> L.Vector {
@@ -286,6 +308,31 @@ final class FixedPointRunKernel: VignetteFusing {
             if let dark { sum = L.addSaturating(sum, L.negate(L.multiplyHighRounded(sum, dark))) }
             return L.shiftRight(L.addSaturating(sum, offset), 7)
         }
+        /// Whole codes after the tail (each clamped to 0…255 first, as a stored byte is), then darkened by `dark` toward
+        /// `centre` (Q7; luma's offset, or 128) as `codes` darkens, and rounded again.
+        @inline(__always) func afterTail(_ codes: L.Vector, centre: L.Vector, offset: L.Vector, dark: L.Vector?,
+                                         _ map: (L.Vector) -> L.Vector) -> L.Vector {
+            let mapped = map(L.clamp(codes, zero, byte))
+            guard let dark else { return mapped }
+            let sum = L.subtract(L.shiftLeft(mapped, 7), centre)
+            return L.shiftRight(L.addSaturating(L.addSaturating(sum, L.negate(L.multiplyHighRounded(sum, dark))), offset), 7)
+        }
+        /// Output luma codes of 16 pixels.
+        @inline(__always) func lumaCodes(_ p: (L.Vector, L.Vector, L.Vector), dark: L.Vector?) -> L.Vector {
+            guard ends.hasTail else { return codes(p.0, p.1, p.2, toY, lumaOffset, dark: dark) }
+            return afterTail(codes(p.0, p.1, p.2, toY, lumaOffset, dark: nil), centre: lumaCentre, offset: lumaOffset, dark: dark,
+                             ends.tailLuma)
+        }
+        /// Output Cb and Cr codes of 16 blocks from their mean R'G'B'.
+        @inline(__always) func chromaCodes(_ r: L.Vector, _ g: L.Vector, _ b: L.Vector, dark: L.Vector?) -> (L.Vector, L.Vector) {
+            guard ends.hasTail else {
+                return (codes(r, g, b, toCb, chromaOffset, dark: dark), codes(r, g, b, toCr, chromaOffset, dark: dark))
+            }
+            let mapped = ends.tailChroma(L.clamp(codes(r, g, b, toCb, chromaOffset, dark: nil), zero, byte),
+                                         L.clamp(codes(r, g, b, toCr, chromaOffset, dark: nil), zero, byte))
+            return (afterTail(mapped.0, centre: chromaCentre, offset: chromaOffset, dark: dark, { $0 }),
+                    afterTail(mapped.1, centre: chromaCentre, offset: chromaOffset, dark: dark, { $0 }))
+        }
 
         slices.run(rows: (height + 1) / 2) { chromaRows in
             for cy in chromaRows {
@@ -295,7 +342,7 @@ final class FixedPointRunKernel: VignetteFusing {
                 let cbRow = cbPlane.row(cy), crRow = crPlane.row(cy)
                 var cx = 0
                 while cx < chromaWidth {
-                    let (cbCodes, crCodes) = Layout.loadLanes(cbRow, crRow, at: cx)
+                    let (cbCodes, crCodes) = ends.headChroma(Layout.loadLanes(cbRow, crRow, at: cx))
                     let cb = L.shiftLeft(L.addSaturating(cbCodes, minus128), chromaShift)
                     let cr = L.shiftLeft(L.addSaturating(crCodes, minus128), chromaShift)
                     let k = (L.addSaturating(constant.0, L.addSaturating(L.multiplyHighRounded(cb, fromCb.0), L.multiplyHighRounded(cr, fromCr.0))),
@@ -304,21 +351,58 @@ final class FixedPointRunKernel: VignetteFusing {
                     let (upper, lower) = (L.load(top + 2 * cx), L.load(bottom + 2 * cx))
                     // Both rows' output luma stored, and each row's mean of its two columns.
                     @inline(__always) func row(_ pairs: L.Vector, to target: UnsafeMutablePointer<UInt8>, y: Int) -> (L.Vector, L.Vector, L.Vector) {
-                        let even = pixels(L.lowBytes(pairs), k), odd = pixels(L.highBytes(pairs), k)
+                        let even = pixels(ends.headLuma(L.lowBytes(pairs)), k), odd = pixels(ends.headLuma(L.highBytes(pairs)), k)
                         let (evenDark, oddDark) = darkness.luma(row: y, block: cx)
-                        L.store(L.joinBytes(codes(even.0, even.1, even.2, toY, lumaOffset, dark: evenDark),
-                                            codes(odd.0, odd.1, odd.2, toY, lumaOffset, dark: oddDark)), to: target + 2 * cx)
+                        L.store(L.joinBytes(lumaCodes(even, dark: evenDark), lumaCodes(odd, dark: oddDark)), to: target + 2 * cx)
                         return (L.average(even.0, odd.0), L.average(even.1, odd.1), L.average(even.2, odd.2))
                     }
                     let (above, below) = (row(upper, to: top, y: topY), row(lower, to: bottom, y: bottomY))
                     let (r, g, b) = (L.average(above.0, below.0), L.average(above.1, below.1), L.average(above.2, below.2))
                     let dark = darkness.chroma(row: cy, block: cx)
-                    Layout.storeLanes(codes(r, g, b, toCb, chromaOffset, dark: dark), codes(r, g, b, toCr, chromaOffset, dark: dark),
-                                      cbRow, crRow, at: cx)
+                    let (outCb, outCr) = chromaCodes(r, g, b, dark: dark)
+                    Layout.storeLanes(outCb, outCr, cbRow, crRow, at: cx)
                     cx += 16
                 }
             }
         }
+    }
+}
+
+/// The per-plane maps at the ends of a `FixedPointRunKernel` run, on 16-bit lanes of codes: none, or some.
+protocol PlanarEnds {
+    /// Whether output codes go through `tailLuma`/`tailChroma` (then rounded before a vignette darkens them).
+    var hasTail: Bool { get }
+    func headLuma(_ codes: Lanes16.Vector) -> Lanes16.Vector
+    func headChroma(_ codes: (Lanes16.Vector, Lanes16.Vector)) -> (Lanes16.Vector, Lanes16.Vector)
+    func tailLuma(_ codes: Lanes16.Vector) -> Lanes16.Vector
+    func tailChroma(_ cb: Lanes16.Vector, _ cr: Lanes16.Vector) -> (Lanes16.Vector, Lanes16.Vector)
+}
+
+struct NoPlanarEnds: PlanarEnds {
+    var hasTail: Bool { false }
+    @inline(__always) func headLuma(_ codes: Lanes16.Vector) -> Lanes16.Vector { codes }
+    @inline(__always) func headChroma(_ codes: (Lanes16.Vector, Lanes16.Vector)) -> (Lanes16.Vector, Lanes16.Vector) { codes }
+    @inline(__always) func tailLuma(_ codes: Lanes16.Vector) -> Lanes16.Vector { codes }
+    @inline(__always) func tailChroma(_ cb: Lanes16.Vector, _ cr: Lanes16.Vector) -> (Lanes16.Vector, Lanes16.Vector) { (cb, cr) }
+}
+
+/// `PlanarYUVFixedPoint`'s luma map and chroma steps of the head and of the tail (nil or empty: that plane unchanged).
+struct PlanarEndMaps: PlanarEnds {
+    let headLuma: PlanarYUVFixedPoint.LumaMap?, headChroma: UnsafeBufferPointer<PlanarYUVFixedPoint.ChromaStep>
+    let tailLuma: PlanarYUVFixedPoint.LumaMap?, tailChroma: UnsafeBufferPointer<PlanarYUVFixedPoint.ChromaStep>
+    var hasTail: Bool { tailLuma != nil || !tailChroma.isEmpty }
+
+    @inline(__always) func headLuma(_ codes: Lanes16.Vector) -> Lanes16.Vector {
+        headLuma.map { PlanarYUVFixedPoint.mapped(codes, $0) } ?? codes
+    }
+    @inline(__always) func headChroma(_ codes: (Lanes16.Vector, Lanes16.Vector)) -> (Lanes16.Vector, Lanes16.Vector) {
+        headChroma.isEmpty ? codes : PlanarYUVFixedPoint.mapped(cb: codes.0, cr: codes.1, headChroma)
+    }
+    @inline(__always) func tailLuma(_ codes: Lanes16.Vector) -> Lanes16.Vector {
+        tailLuma.map { PlanarYUVFixedPoint.mapped(codes, $0) } ?? codes
+    }
+    @inline(__always) func tailChroma(_ cb: Lanes16.Vector, _ cr: Lanes16.Vector) -> (Lanes16.Vector, Lanes16.Vector) {
+        tailChroma.isEmpty ? (cb, cr) : PlanarYUVFixedPoint.mapped(cb: cb, cr: cr, tailChroma)
     }
 }
 

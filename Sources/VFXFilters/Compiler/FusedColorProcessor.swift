@@ -20,6 +20,9 @@ import VFXPipeline
 /// - other YUV runs of matrices and smooth curves (a curve too steep for 8 cubic pieces, luma curves, more steps):
 ///   `ColorRunYUVKernel`, the run evaluated per pixel in SIMD floats, curves through 4096-entry tables, and a vignette
 ///   that follows the run applied in the same loop;
+/// - YUV runs that start or end with such per-plane transforms around others (`sepia,hue,color-controls`): the ends
+///   plane by plane, as those filters alone are (`planarEnds`), inside `FixedPointRunKernel`'s loop or, around another
+///   kernel, as passes over bands (`PlanarEndsKernel`);
 /// - YUV runs with another general function of R'G'B' (`vibrance`) or a curve that jumps in a run too long for the fixed
 ///   point: `YUVTableKernel`, a 3D table in Y'CbCr;
 /// - RGB frames whose run works on each channel alone: `RGBChannelKernel`, three exact 256-entry tables;
@@ -57,7 +60,8 @@ final class FusedColorProcessor: VideoProcessor {
     /// the colour kernel and the vignette (1080p: 16 rows ≈ 46 KB of I420), even so that bands split 4:2:0 chroma rows.
     static let bandRows = 16
 
-    /// The whole run on one R'G'B' value, clamped to 0…1 after each transform (as separate filters would).
+    /// The whole run on one R'G'B' value, clamped to 0…1 after each transform (as separate filters would on R'G'B'
+    /// frames; on Y'CbCr frames a run's per-plane ends are clamped per plane instead, see `planarEnds`).
     static func evaluate(_ run: [ColorTransform], _ rgb: SIMD3<Float>) -> SIMD3<Float> {
         var value = rgb.clampedToUnit
         for transform in run { value = transform.apply(value).clampedToUnit }
@@ -195,6 +199,20 @@ final class FusedColorProcessor: VideoProcessor {
                let planar = PlanarYUVKernel(matrices: matrices, coding: coding, chromaInterleaved: interleaved) {
                 return planar
             }
+            if let ends = planarEnds(of: run, coding: coding) {
+                let separate = { (matrices: [ColorMatrix]) in
+                    matrices.isEmpty ? nil : PlanarYUVKernel(matrices: matrices, coding: coding, chromaInterleaved: false)?.fixedPoint
+                }
+                if let fixed = FixedPointRunKernel(ends.core, coding: coding, chromaInterleaved: interleaved,
+                                                   head: separate(ends.head), tail: separate(ends.tail)) {
+                    return fixed
+                }
+                let inPlace = { (matrices: [ColorMatrix]) in
+                    matrices.isEmpty ? nil : PlanarYUVKernel(matrices: matrices, coding: coding, chromaInterleaved: interleaved)
+                }
+                return PlanarEndsKernel(head: inPlace(ends.head), core: chooseKernel(for: ends.core, format: format),
+                                        tail: inPlace(ends.tail))
+            }
             if let fixed = FixedPointRunKernel(run, coding: coding, chromaInterleaved: interleaved) {
                 return fixed
             }
@@ -215,6 +233,31 @@ final class FusedColorProcessor: VideoProcessor {
             let gridSize = run.compactMap(\.gridSize).max().map(RGBTableKernel.gridSize(for:)) ?? 33
             return RGBTableKernel(size: gridSize, redOffset: redOffset, evaluate: evaluate)
         }
+    }
+
+    /// A run's per-plane transforms at its start (`head`) and end (`tail`), and the rest (`core`): on I420/NV12 the ends
+    /// are applied plane by plane as the filters alone apply them (`PlanarYUVKernel`: each plane clamped to 0…255 after
+    /// each filter) and the core in R'G'B', so that a fused run gives what its filters give one after the other (up to
+    /// the fixed point's rounding inside each end). Nil when there are no such ends, when nothing is left between them,
+    /// or when an end's gains are out of the per-plane kernel's range (the whole run is then taken in R'G'B').
+    ///
+    /// `sepia,hue,color-controls` → head none, core `sepia`, tail `hue,color-controls`.
+    static func planarEnds(of run: [ColorTransform], coding: YUVCoding)
+        -> (head: [ColorMatrix], core: [ColorTransform], tail: [ColorMatrix])? {
+        func planar(_ transform: ColorTransform) -> ColorMatrix? {
+            guard case .affine(let matrix) = transform.kind,
+                  PlanarYUVKernel(matrix: matrix, coding: coding, chromaInterleaved: false) != nil else { return nil }
+            return matrix
+        }
+        let head = Array(run.prefix { planar($0) != nil }.compactMap(planar))
+        let rest = run.dropFirst(head.count)
+        let tail = Array(rest.reversed().prefix { planar($0) != nil }.reversed().compactMap(planar))
+        let core = Array(rest.dropLast(tail.count))
+        guard !core.isEmpty, !(head.isEmpty && tail.isEmpty) else { return nil }
+        for end in [head, tail] where !end.isEmpty {
+            guard PlanarYUVKernel(matrices: end, coding: coding, chromaInterleaved: false) != nil else { return nil }
+        }
+        return (head, core, tail)
     }
 
     /// The composed luma curve (nil = luma unchanged) and whether chroma is removed, when every transform of

@@ -133,18 +133,28 @@ struct PlanarYUVFixedPoint {
         }
     }
 
+    /// The luma map on 16 codes (each lane in 0…255): mapped codes, clamped to the run's bounds.
+    @inline(__always) static func mapped(_ x: Lanes16.Vector, _ map: LumaMap) -> Lanes16.Vector {
+        let value = Lanes16.addSaturating(Lanes16.multiplyHighRounded(Lanes16.shiftLeft(x, 7), Lanes16.splat(map.gain)),
+                                          Lanes16.splat(map.offset))
+        return Lanes16.clamp(Lanes16.shiftRight(value, map.shift), Lanes16.splat(map.low), Lanes16.splat(map.high))
+    }
+
+    /// The chroma steps on the Cb and Cr codes of 16 blocks in separate vectors (each lane in 0…255): rounded codes.
+    /// Steps made for I420 (`interleaved: false`).
+    @inline(__always) static func mapped(cb: Lanes16.Vector, cr: Lanes16.Vector,
+                                         _ steps: UnsafeBufferPointer<ChromaStep>) -> (Lanes16.Vector, Lanes16.Vector) {
+        var (cb, cr) = (centred(cb), centred(cr))
+        for step in steps { (cb, cr) = (step.apply(step.cb, cb, partner: cr), step.apply(step.cr, cr, partner: cb)) }
+        return (codes(cb), codes(cr))
+    }
+
     /// One luma row, 32 samples at a time (the last chunk may run into the row padding: rows are padded to 64 bytes).
     private static func mapLuma(_ row: UnsafeMutablePointer<UInt8>, count: Int, _ map: LumaMap) {
-        let (gain, offset) = (Lanes16.splat(map.gain), Lanes16.splat(map.offset))
-        let (low, high) = (Lanes16.splat(map.low), Lanes16.splat(map.high))
-        func mapped(_ x: Lanes16.Vector) -> Lanes16.Vector {
-            let value = Lanes16.addSaturating(Lanes16.multiplyHighRounded(Lanes16.shiftLeft(x, 7), gain), offset)
-            return Lanes16.clamp(Lanes16.shiftRight(value, map.shift), low, high)
-        }
         var x = 0
         while x < count {
             let (a, b) = Lanes16.widen32(row + x)
-            Lanes16.narrow32(mapped(a), mapped(b), to: row + x)
+            Lanes16.narrow32(mapped(a, map), mapped(b, map), to: row + x)
             x += 32
         }
     }
@@ -154,15 +164,10 @@ struct PlanarYUVFixedPoint {
                                   _ steps: UnsafeBufferPointer<ChromaStep>) {
         var x = 0
         while x < count {
-            var (cb0, cb1) = Lanes16.widen32(cbRow + x), (cr0, cr1) = Lanes16.widen32(crRow + x)
-            (cb0, cr0) = (centred(cb0), centred(cr0))
-            (cb1, cr1) = (centred(cb1), centred(cr1))
-            for step in steps {
-                (cb0, cr0) = (step.apply(step.cb, cb0, partner: cr0), step.apply(step.cr, cr0, partner: cb0))
-                (cb1, cr1) = (step.apply(step.cb, cb1, partner: cr1), step.apply(step.cr, cr1, partner: cb1))
-            }
-            Lanes16.narrow32(codes(cb0), codes(cb1), to: cbRow + x)
-            Lanes16.narrow32(codes(cr0), codes(cr1), to: crRow + x)
+            let (cb0, cb1) = Lanes16.widen32(cbRow + x), (cr0, cr1) = Lanes16.widen32(crRow + x)
+            let (outCb0, outCr0) = mapped(cb: cb0, cr: cr0, steps), (outCb1, outCr1) = mapped(cb: cb1, cr: cr1, steps)
+            Lanes16.narrow32(outCb0, outCb1, to: cbRow + x)
+            Lanes16.narrow32(outCr0, outCr1, to: crRow + x)
             x += 32
         }
     }

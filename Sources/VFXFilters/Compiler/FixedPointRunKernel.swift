@@ -200,7 +200,7 @@ final class FixedPointRunKernel: VignetteFusing {
         }
         (head?.chroma ?? []).withUnsafeBufferPointer { headChroma in
             (tail?.chroma ?? []).withUnsafeBufferPointer { tailChroma in
-                let ends = PlanarEndMaps(headLuma: head?.luma, headChroma: headChroma, tailLuma: tail?.luma, tailChroma: tailChroma)
+                let ends = PlanarEndMaps(head: head?.luma, headChroma: headChroma, tail: tail?.luma, tailChroma: tailChroma)
                 apply(planes, width: width, height: height, slices: slices, darkness: darkness, ends: ends)
             }
         }
@@ -386,20 +386,33 @@ struct NoPlanarEnds: PlanarEnds {
     @inline(__always) func tailChroma(_ cb: Lanes16.Vector, _ cr: Lanes16.Vector) -> (Lanes16.Vector, Lanes16.Vector) { (cb, cr) }
 }
 
-/// `PlanarYUVFixedPoint`'s luma map and chroma steps of the head and of the tail (nil or empty: that plane unchanged).
+/// `PlanarYUVFixedPoint`'s luma map and chroma steps of the head and of the tail (a map left out or no steps: that
+/// plane unchanged).
 struct PlanarEndMaps: PlanarEnds {
-    let headLuma: PlanarYUVFixedPoint.LumaMap?, headChroma: UnsafeBufferPointer<PlanarYUVFixedPoint.ChromaStep>
-    let tailLuma: PlanarYUVFixedPoint.LumaMap?, tailChroma: UnsafeBufferPointer<PlanarYUVFixedPoint.ChromaStep>
-    var hasTail: Bool { tailLuma != nil || !tailChroma.isEmpty }
+    /// The maps' lanes (unused where `mapsHeadLuma`/`mapsTailLuma` is false), splatted once, not optional: the loop
+    /// reads them in place.
+    let headLuma: PlanarYUVFixedPoint.LumaLanes, tailLuma: PlanarYUVFixedPoint.LumaLanes
+    let mapsHeadLuma: Bool, mapsTailLuma: Bool
+    let headChroma: UnsafeBufferPointer<PlanarYUVFixedPoint.ChromaStep>, tailChroma: UnsafeBufferPointer<PlanarYUVFixedPoint.ChromaStep>
+    let hasTail: Bool
+
+    init(head: PlanarYUVFixedPoint.LumaMap?, headChroma: UnsafeBufferPointer<PlanarYUVFixedPoint.ChromaStep>,
+         tail: PlanarYUVFixedPoint.LumaMap?, tailChroma: UnsafeBufferPointer<PlanarYUVFixedPoint.ChromaStep>) {
+        let none = PlanarYUVFixedPoint.LumaMap(gain: 0, offset: 0, shift: 0, low: 0, high: 0)
+        (headLuma, tailLuma) = ((head ?? none).lanes, (tail ?? none).lanes)
+        (mapsHeadLuma, mapsTailLuma) = (head != nil, tail != nil)
+        (self.headChroma, self.tailChroma) = (headChroma, tailChroma)
+        hasTail = tail != nil || !tailChroma.isEmpty
+    }
 
     @inline(__always) func headLuma(_ codes: Lanes16.Vector) -> Lanes16.Vector {
-        headLuma.map { PlanarYUVFixedPoint.mapped(codes, $0) } ?? codes
+        mapsHeadLuma ? PlanarYUVFixedPoint.mapped(codes, headLuma) : codes
     }
     @inline(__always) func headChroma(_ codes: (Lanes16.Vector, Lanes16.Vector)) -> (Lanes16.Vector, Lanes16.Vector) {
         headChroma.isEmpty ? codes : PlanarYUVFixedPoint.mapped(cb: codes.0, cr: codes.1, headChroma)
     }
     @inline(__always) func tailLuma(_ codes: Lanes16.Vector) -> Lanes16.Vector {
-        tailLuma.map { PlanarYUVFixedPoint.mapped(codes, $0) } ?? codes
+        mapsTailLuma ? PlanarYUVFixedPoint.mapped(codes, tailLuma) : codes
     }
     @inline(__always) func tailChroma(_ cb: Lanes16.Vector, _ cr: Lanes16.Vector) -> (Lanes16.Vector, Lanes16.Vector) {
         tailChroma.isEmpty ? (cb, cr) : PlanarYUVFixedPoint.mapped(cb: cb, cr: cr, tailChroma)

@@ -23,6 +23,18 @@ enum Lanes16 {
                 _mm256_cvtepu8_epi16(raw.loadUnaligned(fromByteOffset: 16, as: __m128i.self)))
     }
 
+    /// 32 bytes at `pointer`, widened in the order `narrowInHalves` undoes: bytes 0–7 and 16–23, then 8–15 and 24–31
+    /// (no shuffle across the 128-bit halves), for maps that treat every sample alike.
+    @inline(__always) static func widenInHalves(_ pointer: UnsafeMutablePointer<UInt8>) -> (Vector, Vector) {
+        let bytes = UnsafeRawPointer(pointer).loadUnaligned(as: Vector.self), zero = _mm256_setzero_si256()
+        return (_mm256_unpacklo_epi8(bytes, zero), _mm256_unpackhi_epi8(bytes, zero))
+    }
+
+    /// `widenInHalves`' two vectors back as 32 bytes at `pointer`, each lane saturated to 0…255.
+    @inline(__always) static func narrowInHalves(_ a: Vector, _ b: Vector, to pointer: UnsafeMutablePointer<UInt8>) {
+        UnsafeMutableRawPointer(pointer).storeBytes(of: _mm256_packus_epi16(a, b), as: Vector.self)
+    }
+
     /// `a` then `b` as 32 bytes at `pointer`, each lane saturated to 0…255.
     @inline(__always) static func narrow32(_ a: Vector, _ b: Vector, to pointer: UnsafeMutablePointer<UInt8>) {
         // vpackuswb packs within 128-bit halves: a₀ b₀ a₁ b₁ in quarters; vpermd puts them back in order.
@@ -150,6 +162,29 @@ enum Lanes16 {
         var (a, b) = (Vector(), Vector())
         for lane in 0..<16 { (a[lane], b[lane]) = (Int16(bytes[lane]), Int16(bytes[16 + lane])) }
         return (a, b)
+    }
+
+    /// Byte `lane` of the 32 that lane `lane` of `widenInHalves`' first (`second`: its second) vector holds.
+    @inline(__always) private static func halvesByte(_ lane: Int, second: Bool) -> Int {
+        (lane < 8 ? lane : lane + 8) + (second ? 8 : 0)
+    }
+
+    @inline(__always) static func widenInHalves(_ pointer: UnsafeMutablePointer<UInt8>) -> (Vector, Vector) {
+        let bytes = UnsafeRawPointer(pointer).loadUnaligned(as: SIMD32<UInt8>.self)
+        var (a, b) = (Vector(), Vector())
+        for lane in 0..<16 {
+            (a[lane], b[lane]) = (Int16(bytes[halvesByte(lane, second: false)]), Int16(bytes[halvesByte(lane, second: true)]))
+        }
+        return (a, b)
+    }
+
+    @inline(__always) static func narrowInHalves(_ a: Vector, _ b: Vector, to pointer: UnsafeMutablePointer<UInt8>) {
+        var bytes = SIMD32<UInt8>()
+        for lane in 0..<16 {
+            bytes[halvesByte(lane, second: false)] = UInt8(clamping: a[lane])
+            bytes[halvesByte(lane, second: true)] = UInt8(clamping: b[lane])
+        }
+        UnsafeMutableRawPointer(pointer).storeBytes(of: bytes, as: SIMD32<UInt8>.self)
     }
 
     @inline(__always) static func narrow32(_ a: Vector, _ b: Vector, to pointer: UnsafeMutablePointer<UInt8>) {

@@ -9,7 +9,9 @@ import VFXCore
 ///   clamped to the run's bounds. `s` is the smallest of 1…5 for which the gain and offset fit 16 bits.
 /// - chroma: samples centred on 128 in Q7; each step is two rounding high multiplies per output, the offset, and the
 ///   clamp to −128…127 codes, kept in Q7 for the next step (no rounding to whole codes between steps, as in Float);
-///   the last step is rounded to whole codes.
+///   the last step goes straight to rounded codes, and the saturating narrowing to bytes is its clamp.
+/// - rows are widened and narrowed within the 128-bit halves (`Lanes16.widenInHalves`), with no cross-half shuffle, and
+///   a luma map whose bounds are 0…255 leaves its clamp to the narrowing.
 /// Each multiply rounds to 2^-(8 - s) of a code and the gain is held to 2^-(16 - s): with s = 1 (gains below 2) a step
 /// is within 0.025 codes of the exact value, so the result rounds differently from exact arithmetic only where the
 /// exact value lies that close to a half code, and then by one code. Maps of whole codes (`invert`, offsets) are exact.
@@ -22,6 +24,16 @@ struct PlanarYUVFixedPoint {
     /// `clamp((mulhrs(x·2⁷, gain) + offset) >> shift, low, high)`.
     struct LumaMap {
         var gain: Int16, offset: Int16, shift: Int, low: Int16, high: Int16
+        /// The map's numbers splatted, made once before a loop.
+        var lanes: LumaLanes {
+            LumaLanes(gain: Lanes16.splat(gain), offset: Lanes16.splat(offset), low: Lanes16.splat(low), high: Lanes16.splat(high),
+                      shift: shift, clamps: low > 0 || high < 255)
+        }
+    }
+    struct LumaLanes {
+        var gain: Lanes16.Vector, offset: Lanes16.Vector, low: Lanes16.Vector, high: Lanes16.Vector, shift: Int
+        /// Whether the bounds are narrower than 0…255 (else a saturating narrowing clamps as well).
+        var clamps: Bool
     }
 
     /// On centred Q7 samples: `cb' = mulhrs(cb, m00) + mulhrs(cr, m01) + o0` in Q(7 − s), clamped to −128…127 codes,
@@ -31,6 +43,8 @@ struct PlanarYUVFixedPoint {
         /// NV12: Cb's and Cr's alternating, as the samples do).
         struct Mix {
             var own: Lanes16.Vector, other: Lanes16.Vector, offset: Lanes16.Vector
+            /// The offset plus 128 codes and the rounding half, in Q(7 − s): what turns the last step's sum into codes.
+            var codesOffset: Lanes16.Vector
         }
         /// I420: Cb's mix, then Cr's; NV12: both in `cb`.
         var cb: Mix, cr: Mix
@@ -43,6 +57,15 @@ struct PlanarYUVFixedPoint {
             let product = Lanes16.multiplyHighRounded(value, mix.own)
             let sum = isDiagonal ? product : Lanes16.addSaturating(product, Lanes16.multiplyHighRounded(partner, mix.other))
             return Lanes16.shiftLeft(Lanes16.clamp(Lanes16.addSaturating(sum, mix.offset), low, high), s)
+        }
+
+        /// The same as the last step, straight to codes, unclamped: `apply` then `codes` but for values out of 0…255,
+        /// which a saturating narrowing (or a clamp) takes to the same byte. A saturated sum plus the offset stays
+        /// beyond 0…255 on its own side (see `scale`), so it lands on the same byte too.
+        @inline(__always) func codes(_ mix: Mix, _ value: Lanes16.Vector, partner: Lanes16.Vector) -> Lanes16.Vector {
+            let product = Lanes16.multiplyHighRounded(value, mix.own)
+            let sum = isDiagonal ? product : Lanes16.addSaturating(product, Lanes16.multiplyHighRounded(partner, mix.other))
+            return Lanes16.shiftRight(Lanes16.addSaturating(sum, mix.codesOffset), 7 - s)
         }
     }
 
@@ -98,11 +121,16 @@ struct PlanarYUVFixedPoint {
         func fixed(_ value: Float, _ scale: Float) -> Int16 { Int16((value * scale).rounded()) }
         let (m00, m01, m10, m11) = (fixed(step.cbFromCb, q), fixed(step.cbFromCr, q), fixed(step.crFromCb, q), fixed(step.crFromCr, q))
         let (cbOffset, crOffset) = (fixed(o0, fraction), fixed(o1, fraction))
+        // 128 codes and the rounding half in Q(7 − s); with an offset under 2¹⁴ (`scale`) the sum fits 16 bits.
+        let toCodes = Int16(128 << (7 - s) + 1 << (6 - s))
         let cb = interleaved
             ? ChromaStep.Mix(own: Lanes16.alternating(m00, m11), other: Lanes16.alternating(m01, m10),
-                             offset: Lanes16.alternating(cbOffset, crOffset))
-            : ChromaStep.Mix(own: Lanes16.splat(m00), other: Lanes16.splat(m01), offset: Lanes16.splat(cbOffset))
-        let cr = ChromaStep.Mix(own: Lanes16.splat(m11), other: Lanes16.splat(m10), offset: Lanes16.splat(crOffset))
+                             offset: Lanes16.alternating(cbOffset, crOffset),
+                             codesOffset: Lanes16.alternating(cbOffset + toCodes, crOffset + toCodes))
+            : ChromaStep.Mix(own: Lanes16.splat(m00), other: Lanes16.splat(m01), offset: Lanes16.splat(cbOffset),
+                             codesOffset: Lanes16.splat(cbOffset + toCodes))
+        let cr = ChromaStep.Mix(own: Lanes16.splat(m11), other: Lanes16.splat(m10), offset: Lanes16.splat(crOffset),
+                                codesOffset: Lanes16.splat(crOffset + toCodes))
         return ChromaStep(cb: cb, cr: cr, low: Lanes16.splat(Int16(-128 << (7 - s))), high: Lanes16.splat(Int16(127 << (7 - s))),
                           s: s, isDiagonal: m01 == 0 && m10 == 0)
     }
@@ -134,28 +162,50 @@ struct PlanarYUVFixedPoint {
     }
 
     /// The luma map on 16 codes (each lane in 0…255): mapped codes, clamped to the run's bounds.
-    @inline(__always) static func mapped(_ x: Lanes16.Vector, _ map: LumaMap) -> Lanes16.Vector {
-        let value = Lanes16.addSaturating(Lanes16.multiplyHighRounded(Lanes16.shiftLeft(x, 7), Lanes16.splat(map.gain)),
-                                          Lanes16.splat(map.offset))
-        return Lanes16.clamp(Lanes16.shiftRight(value, map.shift), Lanes16.splat(map.low), Lanes16.splat(map.high))
+    @inline(__always) static func mapped(_ x: Lanes16.Vector, _ map: LumaLanes) -> Lanes16.Vector {
+        Lanes16.clamp(unclamped(x, map), map.low, map.high)
     }
 
-    /// The chroma steps on the Cb and Cr codes of 16 blocks in separate vectors (each lane in 0…255): rounded codes.
-    /// Steps made for I420 (`interleaved: false`).
+    /// The luma map before its clamp (for a row whose saturating narrowing clamps to 0…255 anyway).
+    @inline(__always) private static func unclamped(_ x: Lanes16.Vector, _ map: LumaLanes) -> Lanes16.Vector {
+        let value = Lanes16.addSaturating(Lanes16.multiplyHighRounded(Lanes16.shiftLeft(x, 7), map.gain), map.offset)
+        return Lanes16.shiftRight(value, map.shift)
+    }
+
+    /// The chroma steps on the Cb and Cr codes of 16 blocks in separate vectors (each lane in 0…255): codes before the
+    /// clamp to 0…255 (a saturating narrowing applies it). Steps made for I420 (`interleaved: false`); at least one.
+    @inline(__always) private static func unclamped(cb: Lanes16.Vector, cr: Lanes16.Vector,
+                                                    _ steps: UnsafeBufferPointer<ChromaStep>) -> (Lanes16.Vector, Lanes16.Vector) {
+        var (cb, cr) = (centred(cb), centred(cr))
+        for step in steps.dropLast() { (cb, cr) = (step.apply(step.cb, cb, partner: cr), step.apply(step.cr, cr, partner: cb)) }
+        let last = steps[steps.count - 1]
+        return (last.codes(last.cb, cb, partner: cr), last.codes(last.cr, cr, partner: cb))
+    }
+
+    /// The chroma steps on the Cb and Cr codes of 16 blocks in separate vectors: codes clamped to 0…255.
     @inline(__always) static func mapped(cb: Lanes16.Vector, cr: Lanes16.Vector,
                                          _ steps: UnsafeBufferPointer<ChromaStep>) -> (Lanes16.Vector, Lanes16.Vector) {
-        var (cb, cr) = (centred(cb), centred(cr))
-        for step in steps { (cb, cr) = (step.apply(step.cb, cb, partner: cr), step.apply(step.cr, cr, partner: cb)) }
-        return (codes(cb), codes(cr))
+        let (outCb, outCr) = unclamped(cb: cb, cr: cr, steps)
+        let (zero, byte) = (Lanes16.splat(0), Lanes16.splat(255))
+        return (Lanes16.clamp(outCb, zero, byte), Lanes16.clamp(outCr, zero, byte))
     }
 
     /// One luma row, 32 samples at a time (the last chunk may run into the row padding: rows are padded to 64 bytes).
     private static func mapLuma(_ row: UnsafeMutablePointer<UInt8>, count: Int, _ map: LumaMap) {
+        let map = map.lanes
         var x = 0
-        while x < count {
-            let (a, b) = Lanes16.widen32(row + x)
-            Lanes16.narrow32(mapped(a, map), mapped(b, map), to: row + x)
-            x += 32
+        if map.clamps {
+            while x < count {
+                let (a, b) = Lanes16.widenInHalves(row + x)
+                Lanes16.narrowInHalves(mapped(a, map), mapped(b, map), to: row + x)
+                x += 32
+            }
+        } else {
+            while x < count {
+                let (a, b) = Lanes16.widenInHalves(row + x)
+                Lanes16.narrowInHalves(unclamped(a, map), unclamped(b, map), to: row + x)
+                x += 32
+            }
         }
     }
 
@@ -164,10 +214,10 @@ struct PlanarYUVFixedPoint {
                                   _ steps: UnsafeBufferPointer<ChromaStep>) {
         var x = 0
         while x < count {
-            let (cb0, cb1) = Lanes16.widen32(cbRow + x), (cr0, cr1) = Lanes16.widen32(crRow + x)
-            let (outCb0, outCr0) = mapped(cb: cb0, cr: cr0, steps), (outCb1, outCr1) = mapped(cb: cb1, cr: cr1, steps)
-            Lanes16.narrow32(outCb0, outCb1, to: cbRow + x)
-            Lanes16.narrow32(outCr0, outCr1, to: crRow + x)
+            let (cb0, cb1) = Lanes16.widenInHalves(cbRow + x), (cr0, cr1) = Lanes16.widenInHalves(crRow + x)
+            let (outCb0, outCr0) = unclamped(cb: cb0, cr: cr0, steps), (outCb1, outCr1) = unclamped(cb: cb1, cr: cr1, steps)
+            Lanes16.narrowInHalves(outCb0, outCb1, to: cbRow + x)
+            Lanes16.narrowInHalves(outCr0, outCr1, to: crRow + x)
             x += 32
         }
     }
@@ -175,14 +225,16 @@ struct PlanarYUVFixedPoint {
     /// An NV12 chroma row (Cb, Cr alternating), 32 samples at a time: each lane mixes its own value and its neighbour's.
     private static func mapInterleaved(_ row: UnsafeMutablePointer<UInt8>, count: Int, _ steps: UnsafeBufferPointer<ChromaStep>) {
         var x = 0
+        let last = steps[steps.count - 1]
         while x < count {
-            var (v0, v1) = Lanes16.widen32(row + x)
+            var (v0, v1) = Lanes16.widenInHalves(row + x)
             (v0, v1) = (centred(v0), centred(v1))
-            for step in steps {
+            for step in steps.dropLast() {
                 (v0, v1) = (step.apply(step.cb, v0, partner: Lanes16.swapPairs(v0)),
                             step.apply(step.cb, v1, partner: Lanes16.swapPairs(v1)))
             }
-            Lanes16.narrow32(codes(v0), codes(v1), to: row + x)
+            Lanes16.narrowInHalves(last.codes(last.cb, v0, partner: Lanes16.swapPairs(v0)),
+                                   last.codes(last.cb, v1, partner: Lanes16.swapPairs(v1)), to: row + x)
             x += 32
         }
     }
@@ -192,8 +244,4 @@ struct PlanarYUVFixedPoint {
         Lanes16.addSaturating(Lanes16.shiftLeft(x, 7), Lanes16.splat(-16_384))
     }
 
-    /// Centred Q7 (within −128…127 codes) to rounded codes 0…255.
-    @inline(__always) private static func codes(_ x: Lanes16.Vector) -> Lanes16.Vector {
-        Lanes16.shiftRight(Lanes16.addSaturating(x, Lanes16.splat(16_384 + 64)), 7)
-    }
 }

@@ -126,6 +126,24 @@ enum Lanes16 {
         return (_mm256_cvtepu8_epi16(_mm_unpacklo_epi8(x, y)), _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(x, y)))
     }
 
+    /// a + b, wrapping (`vpaddw`).
+    @inline(__always) static func add(_ a: Vector, _ b: Vector) -> Vector { _mm256_add_epi16(a, b) }
+
+    /// The lanes read as unsigned, widened to 32 bits in two halves: lanes 0–3 and 8–11, then 4–7 and 12–15
+    /// (`vpunpcklwd`/`vpunpckhwd`, no lane crossing). Work on the halves lane by lane; `truncatingHalves` puts the
+    /// lanes back in order.
+    @inline(__always) static func widenedHalves(_ a: Vector) -> (SIMD8<Int32>, SIMD8<Int32>) {
+        let zero = _mm256_setzero_si256()
+        return (unsafeBitCast(_mm256_unpacklo_epi16(a, zero), to: SIMD8<Int32>.self),
+                unsafeBitCast(_mm256_unpackhi_epi16(a, zero), to: SIMD8<Int32>.self))
+    }
+
+    /// Floats in the halves of `widenedHalves`, truncated toward zero and saturated to Int16, back in lane order.
+    @inline(__always) static func truncatingHalves(_ low: SIMD8<Float>, _ high: SIMD8<Float>) -> Vector {
+        // vpackssdw packs within 128-bit halves, the inverse of the unpacks: no permutation needed.
+        _mm256_packs_epi32(_mm256_cvttps_epi32(low), _mm256_cvttps_epi32(high))
+    }
+
     /// Lanes 0–7 from `low`, 8–15 from `high`, each saturated to Int16.
     @inline(__always) static func narrowing(_ low: SIMD8<Int32>, _ high: SIMD8<Int32>) -> Vector {
         // vpackssdw packs within 128-bit halves: low₀ high₀ low₁ high₁ in quarters; vpermd puts them back in order.
@@ -270,6 +288,21 @@ enum Lanes16 {
             (high[2 * i], high[2 * i + 1]) = (Int16(a[8 + i]), Int16(b[8 + i]))
         }
         return (low, high)
+    }
+
+    @inline(__always) static func add(_ a: Vector, _ b: Vector) -> Vector { a &+ b }
+
+    /// Lanes 0–7, then 8–15 (any split works: callers only work lane by lane and undo it with `truncatingHalves`).
+    @inline(__always) static func widenedHalves(_ a: Vector) -> (SIMD8<Int32>, SIMD8<Int32>) {
+        var (low, high) = (SIMD8<Int32>(), SIMD8<Int32>())
+        for lane in 0..<8 {
+            (low[lane], high[lane]) = (Int32(UInt16(bitPattern: a[lane])), Int32(UInt16(bitPattern: a[lane + 8])))
+        }
+        return (low, high)
+    }
+
+    @inline(__always) static func truncatingHalves(_ low: SIMD8<Float>, _ high: SIMD8<Float>) -> Vector {
+        truncating(low, high)
     }
 
     @inline(__always) static func narrowing(_ low: SIMD8<Int32>, _ high: SIMD8<Int32>) -> Vector {

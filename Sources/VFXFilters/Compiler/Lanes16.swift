@@ -126,6 +126,57 @@ enum Lanes16 {
         return (_mm256_cvtepu8_epi16(_mm_unpacklo_epi8(x, y)), _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(x, y)))
     }
 
+    /// Sixteen lanes as 32 bytes at `pointer`.
+    @inline(__always) static func store(_ a: Vector, to pointer: UnsafeMutablePointer<Int16>) {
+        UnsafeMutableRawPointer(pointer).storeBytes(of: a, as: Vector.self)
+    }
+
+    /// Running sums along the lanes of every `stride`-th lane (stride 1, 2, 4 or 8), wrapping: the interleaved channels
+    /// of a row (one for gray and planar chroma, two for NV12's chroma, four for RGBA) each summed on its own.
+    ///
+    /// ```swift
+    /// let scan = Lanes16.Scan(stride: 2)
+    /// let sums = scan.prefix(Lanes16.widen16(row))   // lane i: row[i] + row[i − 2] + row[i − 4] + …
+    /// ```
+    struct Scan {
+        /// `vpshufb` controls moving each 128-bit half up by `stride`, 2·`stride` and 4·`stride` lanes (those of 8 or
+        /// more stay zero: no step), filling with zeros.
+        private let shifts: (Vector, Vector, Vector)
+        private let steps: Int
+        /// Repeats the last `stride` lanes of a half over the high half (the low half zero), and over both halves.
+        private let carryUp: Vector, repeatLast: Vector
+
+        init(stride: Int) {
+            precondition([1, 2, 4, 8].contains(stride), "Lanes16.Scan strides are 1, 2, 4 or 8 lanes")
+            func control(_ byte: (Int) -> Int) -> Vector {
+                var bytes = SIMD32<Int8>()
+                for j in 0..<32 { bytes[j] = Int8(truncatingIfNeeded: byte(j)) }
+                return unsafeBitCast(bytes, to: Vector.self)
+            }
+            func shift(_ lanes: Int) -> Vector { control { j in j % 16 >= 2 * lanes ? j % 16 - 2 * lanes : 0x80 } }
+            shifts = (shift(stride), shift(2 * stride), shift(4 * stride))
+            steps = stride == 1 ? 3 : stride == 2 ? 2 : stride == 4 ? 1 : 0
+            let last = { (j: Int) in 16 - 2 * stride + j % (2 * stride) }
+            carryUp = control { j in j < 16 ? 0x80 : last(j) }
+            repeatLast = control(last)
+        }
+
+        @inline(__always) func prefix(_ a: Vector) -> Vector {
+            var x = a
+            if steps > 0 { x = _mm256_add_epi16(x, _mm256_shuffle_epi8(x, shifts.0)) }
+            if steps > 1 { x = _mm256_add_epi16(x, _mm256_shuffle_epi8(x, shifts.1)) }
+            if steps > 2 { x = _mm256_add_epi16(x, _mm256_shuffle_epi8(x, shifts.2)) }
+            // The low half's sums carried into the high half: vpermd copies the low half up, vpshufb repeats its last lanes.
+            let low = _mm256_permutevar8x32_epi32(x, _mm256_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3))
+            return _mm256_add_epi16(x, _mm256_shuffle_epi8(low, carryUp))
+        }
+
+        /// The last `stride` lanes repeated over the vector (the running totals to carry into the next vector).
+        @inline(__always) func last(_ a: Vector) -> Vector {
+            _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(a, _mm256_setr_epi32(4, 5, 6, 7, 4, 5, 6, 7)), repeatLast)
+        }
+    }
+
     /// a + b, wrapping (`vpaddw`).
     @inline(__always) static func add(_ a: Vector, _ b: Vector) -> Vector { _mm256_add_epi16(a, b) }
 
@@ -288,6 +339,31 @@ enum Lanes16 {
             (high[2 * i], high[2 * i + 1]) = (Int16(a[8 + i]), Int16(b[8 + i]))
         }
         return (low, high)
+    }
+
+    @inline(__always) static func store(_ a: Vector, to pointer: UnsafeMutablePointer<Int16>) {
+        UnsafeMutableRawPointer(pointer).storeBytes(of: a, as: Vector.self)
+    }
+
+    struct Scan {
+        private let stride: Int
+
+        init(stride: Int) {
+            precondition([1, 2, 4, 8].contains(stride), "Lanes16.Scan strides are 1, 2, 4 or 8 lanes")
+            self.stride = stride
+        }
+
+        @inline(__always) func prefix(_ a: Vector) -> Vector {
+            var x = a
+            for lane in stride..<16 { x[lane] = x[lane] &+ x[lane - stride] }
+            return x
+        }
+
+        @inline(__always) func last(_ a: Vector) -> Vector {
+            var x = Vector()
+            for lane in 0..<16 { x[lane] = a[16 - stride + lane % stride] }
+            return x
+        }
     }
 
     @inline(__always) static func add(_ a: Vector, _ b: Vector) -> Vector { a &+ b }

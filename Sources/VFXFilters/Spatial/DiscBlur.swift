@@ -92,6 +92,8 @@ struct DiscPlane {
     /// Entries of one ring row ((width + 2·reach + 1) · channels) and rows of the ring (the most a disc reaches).
     let rowLength: Int, ringRows: Int
     var ringLength: Int { rowLength * ringRows }
+    /// The running sums within a vector of the row's interleaved channels.
+    let scan: Lanes16.Scan
 
     init(width: Int, height: Int, channels: Int, radius: Double) {
         self.width = width
@@ -112,6 +114,7 @@ struct DiscPlane {
         self.groups = groups
         rowLength = (width + 2 * reach + 1) * channels
         ringRows = min(2 * reach + 1, height)
+        scan = Lanes16.Scan(stride: channels)
     }
 
     /// Output rows `rows`, their running sums made into `ring` (`ringLength` entries) as the disc first reaches them.
@@ -135,28 +138,33 @@ struct DiscPlane {
 
     /// Running sums of row `y` into `out`, wrapping in 16 bits: entry (p + 1)·c + k is the sum of channel k over padded
     /// positions 0…p, where padded position p holds the sample at x = clamp(p − reach). A difference of two entries is
-    /// exact whenever the true sum of the span between them is below 2¹⁶.
+    /// exact whenever the true sum of the span between them is below 2¹⁶. The row's own samples go 16 at a time (a scan
+    /// within the vector, plus the totals carried from the one before); the padding is a multiple of a border sample.
     private func sum(row y: Int, of plane: Plane, into out: UnsafeMutablePointer<Int16>) {
-        let input = plane.row(y), c = channels
-        for k in 0..<c {
-            var total: Int16 = 0
-            out[k] = 0
-            let (first, last) = (Int16(input[k]), Int16(input[(width - 1) * c + k]))
-            for p in 0..<reach {
-                total &+= first
-                out[(p + 1) * c + k] = total
+        typealias L = Lanes16
+        let input = plane.row(y), c = channels, n = width * c
+        for k in 0..<c { out[k] = 0 }
+        for j in 0..<(reach * c) { out[c + j] = Int16(truncatingIfNeeded: (j / c + 1) * Int(input[j % c])) }
+        let row = out + (reach + 1) * c   // entry of the row's first sample
+        var j = 0
+        if n >= 16 {
+            var totals = SIMD16<Int16>()
+            for lane in 0..<16 { totals[lane] = row[lane % c - c] }
+            var carry = L.vector(totals)
+            while j + 16 <= n {
+                let sums = scan.prefix(L.widen16(input + j))
+                L.store(L.add(sums, carry), to: row + j)
+                carry = L.add(carry, scan.last(sums))
+                j += 16
             }
-            var at = (reach + 1) * c + k
-            for x in 0..<width {
-                total &+= Int16(input[x * c + k])
-                out[at] = total
-                at += c
-            }
-            for _ in 0..<reach {
-                total &+= last
-                out[at] = total
-                at += c
-            }
+        }
+        while j < n {
+            row[j] = row[j - c] &+ Int16(input[j])
+            j += 1
+        }
+        let end = row + n
+        for j in 0..<(reach * c) {
+            end[j] = end[j % c - c] &+ Int16(truncatingIfNeeded: (j / c + 1) * Int(input[n - c + j % c]))
         }
     }
 

@@ -177,6 +177,17 @@ enum Lanes16 {
         }
     }
 
+    /// Byte operations on the 32 bytes of a vector (the sigma filter's closeness test on 32 samples at once).
+    @inline(__always) static func splatBytes(_ value: UInt8) -> Vector { _mm256_set1_epi8(Int8(bitPattern: value)) }
+    /// max(a − b, 0) and min(a + b, 255) per byte (`vpsubusb`, `vpaddusb`).
+    @inline(__always) static func subtractSaturatingBytes(_ a: Vector, _ b: Vector) -> Vector { _mm256_subs_epu8(a, b) }
+    @inline(__always) static func addSaturatingBytes(_ a: Vector, _ b: Vector) -> Vector { _mm256_adds_epu8(a, b) }
+    /// a − b per byte, wrapping (`vpsubb`).
+    @inline(__always) static func subtractBytes(_ a: Vector, _ b: Vector) -> Vector { _mm256_sub_epi8(a, b) }
+    /// All ones in the bytes where a == b, else zero (`vpcmpeqb`).
+    @inline(__always) static func equalBytes(_ a: Vector, _ b: Vector) -> Vector { _mm256_cmpeq_epi8(a, b) }
+    @inline(__always) static func or(_ a: Vector, _ b: Vector) -> Vector { _mm256_or_si256(a, b) }
+
     /// a + b, wrapping (`vpaddw`).
     @inline(__always) static func add(_ a: Vector, _ b: Vector) -> Vector { _mm256_add_epi16(a, b) }
 
@@ -365,6 +376,20 @@ enum Lanes16 {
             return x
         }
     }
+
+    @inline(__always) static func splatBytes(_ value: UInt8) -> Vector { unsafeBitCast(SIMD32<UInt8>(repeating: value), to: Vector.self) }
+    /// The two vectors as 32 bytes each, `operation` applied byte by byte.
+    @inline(__always) private static func bytewise(_ a: Vector, _ b: Vector, _ operation: (UInt8, UInt8) -> UInt8) -> Vector {
+        let (x, y) = (unsafeBitCast(a, to: SIMD32<UInt8>.self), unsafeBitCast(b, to: SIMD32<UInt8>.self))
+        var result = SIMD32<UInt8>()
+        for i in 0..<32 { result[i] = operation(x[i], y[i]) }
+        return unsafeBitCast(result, to: Vector.self)
+    }
+    @inline(__always) static func subtractSaturatingBytes(_ a: Vector, _ b: Vector) -> Vector { bytewise(a, b) { $0 > $1 ? $0 - $1 : 0 } }
+    @inline(__always) static func addSaturatingBytes(_ a: Vector, _ b: Vector) -> Vector { bytewise(a, b) { UInt8(min(Int($0) + Int($1), 255)) } }
+    @inline(__always) static func subtractBytes(_ a: Vector, _ b: Vector) -> Vector { bytewise(a, b) { $0 &- $1 } }
+    @inline(__always) static func equalBytes(_ a: Vector, _ b: Vector) -> Vector { bytewise(a, b) { $0 == $1 ? 0xFF : 0 } }
+    @inline(__always) static func or(_ a: Vector, _ b: Vector) -> Vector { a | b }
 
     @inline(__always) static func add(_ a: Vector, _ b: Vector) -> Vector { a &+ b }
 

@@ -186,7 +186,9 @@ enum Lanes16 {
     @inline(__always) static func subtractBytes(_ a: Vector, _ b: Vector) -> Vector { _mm256_sub_epi8(a, b) }
     /// All ones in the bytes where a == b, else zero (`vpcmpeqb`).
     @inline(__always) static func equalBytes(_ a: Vector, _ b: Vector) -> Vector { _mm256_cmpeq_epi8(a, b) }
-    @inline(__always) static func or(_ a: Vector, _ b: Vector) -> Vector { _mm256_or_si256(a, b) }
+    /// max(a, b) and min(a, b) per unsigned byte (`vpmaxub`, `vpminub`).
+    @inline(__always) static func maximumBytes(_ a: Vector, _ b: Vector) -> Vector { _mm256_max_epu8(a, b) }
+    @inline(__always) static func minimumBytes(_ a: Vector, _ b: Vector) -> Vector { _mm256_min_epu8(a, b) }
 
     /// a + b, wrapping (`vpaddw`).
     @inline(__always) static func add(_ a: Vector, _ b: Vector) -> Vector { _mm256_add_epi16(a, b) }
@@ -389,7 +391,8 @@ enum Lanes16 {
     @inline(__always) static func addSaturatingBytes(_ a: Vector, _ b: Vector) -> Vector { bytewise(a, b) { UInt8(min(Int($0) + Int($1), 255)) } }
     @inline(__always) static func subtractBytes(_ a: Vector, _ b: Vector) -> Vector { bytewise(a, b) { $0 &- $1 } }
     @inline(__always) static func equalBytes(_ a: Vector, _ b: Vector) -> Vector { bytewise(a, b) { $0 == $1 ? 0xFF : 0 } }
-    @inline(__always) static func or(_ a: Vector, _ b: Vector) -> Vector { a | b }
+    @inline(__always) static func maximumBytes(_ a: Vector, _ b: Vector) -> Vector { bytewise(a, b) { max($0, $1) } }
+    @inline(__always) static func minimumBytes(_ a: Vector, _ b: Vector) -> Vector { bytewise(a, b) { min($0, $1) } }
 
     @inline(__always) static func add(_ a: Vector, _ b: Vector) -> Vector { a &+ b }
 

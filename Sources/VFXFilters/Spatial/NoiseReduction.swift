@@ -23,7 +23,7 @@ extension FilterSpec {
 ///
 /// Samples whose whole square lies inside the row are done 32 at a time (`Lanes16`'s byte operations): per neighbour
 /// one load, the closeness test on bytes (a neighbour is close when it lies in [centre − threshold, centre + threshold],
-/// both saturated, so the two saturating differences from the ends are both zero), the close count raised in 8-bit
+/// both ends saturated, i.e. when clamping it to that range leaves it unchanged), the close count raised in 8-bit
 /// lanes, and the close neighbours added into 16-bit lanes; then the mean rounded half up by one Float division per
 /// lane. The samples within `radius` of the row's ends, whose squares repeat the border, go one at a time.
 ///
@@ -128,7 +128,7 @@ final class NoiseReductionProcessor: VideoProcessor {
             var p = row + offset - radius * c
             for _ in 0...(2 * radius) {
                 let value = L.load(p)
-                let close = L.equalBytes(L.or(L.subtractSaturatingBytes(value, high), L.subtractSaturatingBytes(low, value)), zero)
+                let close = L.equalBytes(L.minimumBytes(L.maximumBytes(value, low), high), value)
                 count = L.subtractBytes(count, close)
                 let kept = L.and(value, close)
                 pairs = L.add(pairs, kept)

@@ -12,35 +12,52 @@ final class BlurCatalogTests: XCTestCase {
 
     /// Disc blur = the mean over the samples within the radius, rounded half up, exactly (tolerance 0: integer sums
     /// and an exact division). Every plane of gray, RGBA (all four channels), I420 and NV12 (chroma with half the
-    /// radius), 83 pixels wide (rows that end in a partial 8-sample step), two slices, and a radius larger than the
-    /// frame's height (every disc row clamps to the border).
+    /// radius), 83 pixels wide (rows that end in a partial 32-sample step), two and three slices (each slice fills its
+    /// own ring of running sums), radii whose discs need one, several and many 16-bit groups of disc rows (45 px, the
+    /// costliest reference, on the one-byte layouts), a disc of more than 2¹⁴ samples (the mean by division instead of
+    /// the reciprocal), radii larger than the frame (every disc row clamps to the border), and 13×9 frames whose rows
+    /// are shorter than one vector step.
     func testDiscBlurIsTheMeanOverADisc() throws {
-        let (w, h) = (83, 40)
         for (format, name) in [(PixelFormat.gray8, "gray"), (.rgba, "rgba"), (.i420, "yuv420p"), (.nv12, "nv12")] {
-            let frame = RawFrames.frame(try SpatialFixtures.decode("astronaut.png", pixelFormat: name, size: (w, h)), format: format, width: w, height: h)
-            for radius in [4.5, 45.0] {
-                let output = try TestSupport.apply("disc-blur:radius=\(radius)", to: frame, threads: 2)
-                for index in 0..<frame.planeCount {
-                    let (source, result) = (SpatialFixtures.rows(frame, index), SpatialFixtures.rows(output, index))
-                    let c = frame.plane(index).bytesPerPixel, planeWidth = source[0].count / c
-                    let r = radius * Double(planeWidth) / Double(w), reach = Int(r)
-                    var wrong = 0
-                    for y in source.indices {
-                        for i in source[y].indices {
-                            let (x, k) = (i / c, i % c)
-                            var sum = 0, count = 0
-                            for dy in -reach...reach {
-                                for dx in -reach...reach where Double(dx * dx + dy * dy) <= r * r {
-                                    sum += Int(source[min(max(y + dy, 0), source.count - 1)][min(max(x + dx, 0), planeWidth - 1) * c + k])
-                                    count += 1
-                                }
-                            }
-                            if Int(result[y][i]) != (sum + count / 2) / count { wrong += 1 }
+            // One decode (an FFmpeg run) per size, each frame blurred at several radii.
+            let frame = try photoFrame(format, name, size: (83, 40))
+            for radius in [4.5, 12] { try checkDiscBlur(frame, radius: radius, threads: 2) }
+            if format != .rgba { try checkDiscBlur(frame, radius: 45, threads: 2) }
+            let small = try photoFrame(format, name, size: (13, 9))
+            try checkDiscBlur(small, radius: 6, threads: 1)
+            try checkDiscBlur(small, radius: 100, threads: 2)
+        }
+        try checkDiscBlur(try photoFrame(.gray8, "gray", size: (40, 12)), radius: 80, threads: 3)
+        try checkDiscBlur(try photoFrame(.i420, "yuv420p", size: (67, 31)), radius: 9.7, threads: 3)
+    }
+
+    private func photoFrame(_ format: PixelFormat, _ name: String, size: (Int, Int)) throws -> VideoFrame {
+        RawFrames.frame(try SpatialFixtures.decode("astronaut.png", pixelFormat: name, size: size), format: format, width: size.0, height: size.1)
+    }
+
+    /// `disc-blur` on `frame` against the integer mean over each sample's disc, plane by plane.
+    private func checkDiscBlur(_ frame: VideoFrame, radius: Double, threads: Int) throws {
+        let output = try TestSupport.apply("disc-blur:radius=\(radius)", to: frame, threads: threads)
+        for index in 0..<frame.planeCount {
+            let (source, result) = (SpatialFixtures.rows(frame, index), SpatialFixtures.rows(output, index))
+            let c = frame.plane(index).bytesPerPixel, planeWidth = source[0].count / c
+            let r = radius * Double(planeWidth) / Double(frame.width), reach = Int(r)
+            var wrong = 0
+            for y in source.indices {
+                for i in source[y].indices {
+                    let (x, k) = (i / c, i % c)
+                    var sum = 0, count = 0
+                    for dy in -reach...reach {
+                        let row = source[min(max(y + dy, 0), source.count - 1)]
+                        for dx in -reach...reach where Double(dx * dx + dy * dy) <= r * r {
+                            sum += Int(row[min(max(x + dx, 0), planeWidth - 1) * c + k])
+                            count += 1
                         }
                     }
-                    XCTAssertEqual(wrong, 0, "\(format) plane \(index) radius \(radius)")
+                    if Int(result[y][i]) != (sum + count / 2) / count { wrong += 1 }
                 }
             }
+            XCTAssertEqual(wrong, 0, "\(frame.format) \(frame.width)×\(frame.height) plane \(index) radius \(radius), \(threads) slices")
         }
     }
 
@@ -73,43 +90,50 @@ final class BlurCatalogTests: XCTestCase {
     }
 
     /// The sigma filter on every plane layout (gray, RGBA with alpha kept, I420, NV12's interleaved chroma), every radius,
-    /// a width whose rows end in a partial 16-sample step (83 pixels) and two slices: the vector path and the border
+    /// a width whose rows end in a partial 32-sample step (83 pixels), rows too short for one step (21 pixels), the
+    /// thresholds 0 and 255 (the saturated ends of the closeness range) and two slices: the vector path and the border
     /// path against the definition in integers here, exactly (tolerance 0: the same integer mean, rounded half up).
     func testNoiseReductionMatchesItsDefinitionOnEveryLayout() throws {
-        let (w, h) = (83, 30)
         var generator = SystemRandomNumberGenerator.Seeded(state: 5)
         for (format, name) in [(PixelFormat.gray8, "gray"), (.rgba, "rgba"), (.i420, "yuv420p"), (.nv12, "nv12")] {
-            var bytes = try SpatialFixtures.decode("astronaut.png", pixelFormat: name, size: (w, h))
-            for i in bytes.indices { bytes[i] = UInt8(min(max(Int(bytes[i]) + Int(generator.byte() % 25) - 12, 0), 255)) }
-            let frame = RawFrames.frame(bytes, format: format, width: w, height: h)
-            for radius in 1...4 {
-                let chain = "noise-reduction:threshold=9:radius=\(radius)"
-                let output = try TestSupport.apply(chain, to: frame, threads: 2)
-                for index in 0..<frame.planeCount {
-                    let (source, result) = (SpatialFixtures.rows(frame, index), SpatialFixtures.rows(output, index))
-                    let c = frame.plane(index).bytesPerPixel, planeWidth = source[0].count / c
-                    var wrong = 0
-                    for y in source.indices {
-                        for i in source[y].indices {
-                            let (x, k) = (i / c, i % c)
-                            var expected = Int(source[y][i])
-                            if !(format == .rgba && k == 3) {
-                                var sum = 0, count = 0
-                                for dy in -radius...radius {
-                                    for dx in -radius...radius {
-                                        let row = source[min(max(y + dy, 0), source.count - 1)]
-                                        let value = Int(row[min(max(x + dx, 0), planeWidth - 1) * c + k])
-                                        if abs(value - expected) <= 9 { sum += value; count += 1 }
-                                    }
-                                }
-                                expected = (sum + count / 2) / count
-                            }
-                            if Int(result[y][i]) != expected { wrong += 1 }
-                        }
-                    }
-                    XCTAssertEqual(wrong, 0, "\(format) plane \(index) radius \(radius)")
+            for (w, h) in [(83, 30), (21, 9)] {
+                var bytes = try SpatialFixtures.decode("astronaut.png", pixelFormat: name, size: (w, h))
+                for i in bytes.indices { bytes[i] = UInt8(min(max(Int(bytes[i]) + Int(generator.byte() % 25) - 12, 0), 255)) }
+                let frame = RawFrames.frame(bytes, format: format, width: w, height: h)
+                let cases = (1...4).map { (radius: $0, threshold: 9) } + [(radius: 2, threshold: 0), (radius: 3, threshold: 255)]
+                for (radius, threshold) in cases {
+                    try checkNoiseReduction(frame, radius: radius, threshold: threshold)
                 }
             }
+        }
+    }
+
+    /// `noise-reduction` on `frame` against the sigma filter's integer mean, plane by plane.
+    private func checkNoiseReduction(_ frame: VideoFrame, radius: Int, threshold: Int) throws {
+        let output = try TestSupport.apply("noise-reduction:threshold=\(threshold):radius=\(radius)", to: frame, threads: 2)
+        for index in 0..<frame.planeCount {
+            let (source, result) = (SpatialFixtures.rows(frame, index), SpatialFixtures.rows(output, index))
+            let c = frame.plane(index).bytesPerPixel, planeWidth = source[0].count / c
+            var wrong = 0
+            for y in source.indices {
+                for i in source[y].indices {
+                    let (x, k) = (i / c, i % c)
+                    var expected = Int(source[y][i])
+                    if !(frame.format.isRGB && k == 3) {
+                        var sum = 0, count = 0
+                        for dy in -radius...radius {
+                            let row = source[min(max(y + dy, 0), source.count - 1)]
+                            for dx in -radius...radius {
+                                let value = Int(row[min(max(x + dx, 0), planeWidth - 1) * c + k])
+                                if abs(value - expected) <= threshold { sum += value; count += 1 }
+                            }
+                        }
+                        expected = (sum + count / 2) / count
+                    }
+                    if Int(result[y][i]) != expected { wrong += 1 }
+                }
+            }
+            XCTAssertEqual(wrong, 0, "\(frame.format) \(frame.width)×\(frame.height) plane \(index) radius \(radius) threshold \(threshold)")
         }
     }
 

@@ -374,4 +374,42 @@ final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
             XCTAssertEqual(lanes(Lanes16.truncating(scaled.0, scaled.1)), expected)
         }
     }
+
+    /// The operations disc-blur and noise-reduction added to `Lanes16`, lane by lane against their definitions (exact):
+    /// running sums along every 1st/2nd/4th/8th lane and the last lanes repeated (`Scan`), the wrapping add, the
+    /// unsigned widening to 32 bits and back, and the byte operations of the sigma filter's closeness test.
+    func testScanWideningAndByteLaneOperations() {
+        var generator = SystemRandomNumberGenerator.Seeded(state: 0x5ca9)
+        func randomLanes() -> [Int16] { (0..<16).map { _ in Int16(bitPattern: UInt16(generator.byte()) << 8 | UInt16(generator.byte())) } }
+        func vector(_ values: [Int16]) -> Lanes16.Vector { Lanes16.vector(SIMD16<Int16>(values)) }
+        func lanes(_ v: Lanes16.Vector) -> [Int16] { let s = Lanes16.lanes(v); return (0..<16).map { s[$0] } }
+        func bytes(_ v: Lanes16.Vector) -> [UInt8] { lanes(v).flatMap { [UInt8(truncatingIfNeeded: $0), UInt8(truncatingIfNeeded: $0 >> 8)] } }
+        for _ in 0..<50 {
+            let (a, b) = (randomLanes(), randomLanes())
+            for step in [1, 2, 4, 8] {
+                let scan = Lanes16.Scan(stride: step)
+                XCTAssertEqual(lanes(scan.prefix(vector(a))), (0..<16).map { i in
+                    stride(from: i, through: 0, by: -step).reduce(Int16(0)) { $0 &+ a[$1] }
+                }, "stride \(step)")
+                XCTAssertEqual(lanes(scan.last(vector(a))), (0..<16).map { a[16 - step + $0 % step] }, "stride \(step)")
+            }
+            XCTAssertEqual(lanes(Lanes16.add(vector(a), vector(b))), zip(a, b).map { $0 &+ $1 })
+            // Widened halves: some split of the unsigned lanes, undone by truncatingHalves after lane-wise work.
+            let (h0, h1) = Lanes16.widenedHalves(vector(a))
+            XCTAssertEqual(((0..<8).map { h0[$0] } + (0..<8).map { h1[$0] }).sorted(), a.map { Int32(UInt16(bitPattern: $0)) }.sorted())
+            let halved = Lanes16.truncatingHalves(SIMD8<Float>(h0) * 0.5 + 0.25, SIMD8<Float>(h1) * 0.5 + 0.25)
+            XCTAssertEqual(lanes(halved), a.map { Int16(UInt16(bitPattern: $0) / 2) })
+            let (x, y) = (bytes(vector(a)), bytes(vector(b)))
+            XCTAssertEqual(bytes(Lanes16.subtractSaturatingBytes(vector(a), vector(b))), zip(x, y).map { $0 > $1 ? $0 - $1 : 0 })
+            XCTAssertEqual(bytes(Lanes16.addSaturatingBytes(vector(a), vector(b))), zip(x, y).map { UInt8(min(Int($0) + Int($1), 255)) })
+            XCTAssertEqual(bytes(Lanes16.subtractBytes(vector(a), vector(b))), zip(x, y).map { $0 &- $1 })
+            XCTAssertEqual(bytes(Lanes16.maximumBytes(vector(a), vector(b))), zip(x, y).map { max($0, $1) })
+            XCTAssertEqual(bytes(Lanes16.minimumBytes(vector(a), vector(b))), zip(x, y).map { min($0, $1) })
+            // Equal in about half the bytes: b's bytes where a's are below 128.
+            let mixed = zip(x, y).map { $0 < 128 ? $1 : $0 }
+            let mixedVector = vector((0..<16).map { Int16(bitPattern: UInt16(mixed[2 * $0]) | UInt16(mixed[2 * $0 + 1]) << 8) })
+            XCTAssertEqual(bytes(Lanes16.equalBytes(vector(a), mixedVector)), zip(x, mixed).map { $0 == $1 ? 0xFF : 0 })
+            XCTAssertEqual(bytes(Lanes16.splatBytes(0xA7)), Array(repeating: 0xA7, count: 32))
+        }
+    }
 }

@@ -138,6 +138,88 @@ enum Lanes16 {
         return (_mm256_cvtepu8_epi16(_mm_unpacklo_epi8(x, y)), _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(x, y)))
     }
 
+    /// Sixteen lanes as 32 bytes at `pointer`.
+    @inline(__always) static func store(_ a: Vector, to pointer: UnsafeMutablePointer<Int16>) {
+        UnsafeMutableRawPointer(pointer).storeBytes(of: a, as: Vector.self)
+    }
+
+    /// Running sums along the lanes of every `stride`-th lane (stride 1, 2, 4 or 8), wrapping: the interleaved channels
+    /// of a row (one for gray and planar chroma, two for NV12's chroma, four for RGBA) each summed on its own.
+    ///
+    /// ```swift
+    /// let scan = Lanes16.Scan(stride: 2)
+    /// let sums = scan.prefix(Lanes16.widen16(row))   // lane i: row[i] + row[i − 2] + row[i − 4] + …
+    /// ```
+    struct Scan {
+        /// `vpshufb` controls moving each 128-bit half up by `stride`, 2·`stride` and 4·`stride` lanes (those of 8 or
+        /// more stay zero: no step), filling with zeros.
+        private let shifts: (Vector, Vector, Vector)
+        private let steps: Int
+        /// Repeats the last `stride` lanes of a half over the high half (the low half zero), and over both halves.
+        private let carryUp: Vector, repeatLast: Vector
+
+        init(stride: Int) {
+            precondition([1, 2, 4, 8].contains(stride), "Lanes16.Scan strides are 1, 2, 4 or 8 lanes")
+            func control(_ byte: (Int) -> Int) -> Vector {
+                var bytes = SIMD32<Int8>()
+                for j in 0..<32 { bytes[j] = Int8(truncatingIfNeeded: byte(j)) }
+                return unsafeBitCast(bytes, to: Vector.self)
+            }
+            func shift(_ lanes: Int) -> Vector { control { j in j % 16 >= 2 * lanes ? j % 16 - 2 * lanes : 0x80 } }
+            shifts = (shift(stride), shift(2 * stride), shift(4 * stride))
+            steps = stride == 1 ? 3 : stride == 2 ? 2 : stride == 4 ? 1 : 0
+            let last = { (j: Int) in 16 - 2 * stride + j % (2 * stride) }
+            carryUp = control { j in j < 16 ? 0x80 : last(j) }
+            repeatLast = control(last)
+        }
+
+        @inline(__always) func prefix(_ a: Vector) -> Vector {
+            var x = a
+            if steps > 0 { x = _mm256_add_epi16(x, _mm256_shuffle_epi8(x, shifts.0)) }
+            if steps > 1 { x = _mm256_add_epi16(x, _mm256_shuffle_epi8(x, shifts.1)) }
+            if steps > 2 { x = _mm256_add_epi16(x, _mm256_shuffle_epi8(x, shifts.2)) }
+            // The low half's sums carried into the high half: vpermd copies the low half up, vpshufb repeats its last lanes.
+            let low = _mm256_permutevar8x32_epi32(x, _mm256_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3))
+            return _mm256_add_epi16(x, _mm256_shuffle_epi8(low, carryUp))
+        }
+
+        /// The last `stride` lanes repeated over the vector (the running totals to carry into the next vector).
+        @inline(__always) func last(_ a: Vector) -> Vector {
+            _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(a, _mm256_setr_epi32(4, 5, 6, 7, 4, 5, 6, 7)), repeatLast)
+        }
+    }
+
+    /// Byte operations on the 32 bytes of a vector (the sigma filter's closeness test on 32 samples at once).
+    @inline(__always) static func splatBytes(_ value: UInt8) -> Vector { _mm256_set1_epi8(Int8(bitPattern: value)) }
+    /// max(a − b, 0) and min(a + b, 255) per byte (`vpsubusb`, `vpaddusb`).
+    @inline(__always) static func subtractSaturatingBytes(_ a: Vector, _ b: Vector) -> Vector { _mm256_subs_epu8(a, b) }
+    @inline(__always) static func addSaturatingBytes(_ a: Vector, _ b: Vector) -> Vector { _mm256_adds_epu8(a, b) }
+    /// a − b per byte, wrapping (`vpsubb`).
+    @inline(__always) static func subtractBytes(_ a: Vector, _ b: Vector) -> Vector { _mm256_sub_epi8(a, b) }
+    /// All ones in the bytes where a == b, else zero (`vpcmpeqb`).
+    @inline(__always) static func equalBytes(_ a: Vector, _ b: Vector) -> Vector { _mm256_cmpeq_epi8(a, b) }
+    /// max(a, b) and min(a, b) per unsigned byte (`vpmaxub`, `vpminub`).
+    @inline(__always) static func maximumBytes(_ a: Vector, _ b: Vector) -> Vector { _mm256_max_epu8(a, b) }
+    @inline(__always) static func minimumBytes(_ a: Vector, _ b: Vector) -> Vector { _mm256_min_epu8(a, b) }
+
+    /// a + b, wrapping (`vpaddw`).
+    @inline(__always) static func add(_ a: Vector, _ b: Vector) -> Vector { _mm256_add_epi16(a, b) }
+
+    /// The lanes read as unsigned, widened to 32 bits in two halves: lanes 0–3 and 8–11, then 4–7 and 12–15
+    /// (`vpunpcklwd`/`vpunpckhwd`, no lane crossing). Work on the halves lane by lane; `truncatingHalves` puts the
+    /// lanes back in order.
+    @inline(__always) static func widenedHalves(_ a: Vector) -> (SIMD8<Int32>, SIMD8<Int32>) {
+        let zero = _mm256_setzero_si256()
+        return (unsafeBitCast(_mm256_unpacklo_epi16(a, zero), to: SIMD8<Int32>.self),
+                unsafeBitCast(_mm256_unpackhi_epi16(a, zero), to: SIMD8<Int32>.self))
+    }
+
+    /// Floats in the halves of `widenedHalves`, truncated toward zero and saturated to Int16, back in lane order.
+    @inline(__always) static func truncatingHalves(_ low: SIMD8<Float>, _ high: SIMD8<Float>) -> Vector {
+        // vpackssdw packs within 128-bit halves, the inverse of the unpacks: no permutation needed.
+        _mm256_packs_epi32(_mm256_cvttps_epi32(low), _mm256_cvttps_epi32(high))
+    }
+
     /// Lanes 0–7 from `low`, 8–15 from `high`, each saturated to Int16.
     @inline(__always) static func narrowing(_ low: SIMD8<Int32>, _ high: SIMD8<Int32>) -> Vector {
         // vpackssdw packs within 128-bit halves: low₀ high₀ low₁ high₁ in quarters; vpermd puts them back in order.
@@ -305,6 +387,61 @@ enum Lanes16 {
             (high[2 * i], high[2 * i + 1]) = (Int16(a[8 + i]), Int16(b[8 + i]))
         }
         return (low, high)
+    }
+
+    @inline(__always) static func store(_ a: Vector, to pointer: UnsafeMutablePointer<Int16>) {
+        UnsafeMutableRawPointer(pointer).storeBytes(of: a, as: Vector.self)
+    }
+
+    struct Scan {
+        private let stride: Int
+
+        init(stride: Int) {
+            precondition([1, 2, 4, 8].contains(stride), "Lanes16.Scan strides are 1, 2, 4 or 8 lanes")
+            self.stride = stride
+        }
+
+        @inline(__always) func prefix(_ a: Vector) -> Vector {
+            var x = a
+            for lane in stride..<16 { x[lane] = x[lane] &+ x[lane - stride] }
+            return x
+        }
+
+        @inline(__always) func last(_ a: Vector) -> Vector {
+            var x = Vector()
+            for lane in 0..<16 { x[lane] = a[16 - stride + lane % stride] }
+            return x
+        }
+    }
+
+    @inline(__always) static func splatBytes(_ value: UInt8) -> Vector { unsafeBitCast(SIMD32<UInt8>(repeating: value), to: Vector.self) }
+    /// The two vectors as 32 bytes each, `operation` applied byte by byte.
+    @inline(__always) private static func bytewise(_ a: Vector, _ b: Vector, _ operation: (UInt8, UInt8) -> UInt8) -> Vector {
+        let (x, y) = (unsafeBitCast(a, to: SIMD32<UInt8>.self), unsafeBitCast(b, to: SIMD32<UInt8>.self))
+        var result = SIMD32<UInt8>()
+        for i in 0..<32 { result[i] = operation(x[i], y[i]) }
+        return unsafeBitCast(result, to: Vector.self)
+    }
+    @inline(__always) static func subtractSaturatingBytes(_ a: Vector, _ b: Vector) -> Vector { bytewise(a, b) { $0 > $1 ? $0 - $1 : 0 } }
+    @inline(__always) static func addSaturatingBytes(_ a: Vector, _ b: Vector) -> Vector { bytewise(a, b) { UInt8(min(Int($0) + Int($1), 255)) } }
+    @inline(__always) static func subtractBytes(_ a: Vector, _ b: Vector) -> Vector { bytewise(a, b) { $0 &- $1 } }
+    @inline(__always) static func equalBytes(_ a: Vector, _ b: Vector) -> Vector { bytewise(a, b) { $0 == $1 ? 0xFF : 0 } }
+    @inline(__always) static func maximumBytes(_ a: Vector, _ b: Vector) -> Vector { bytewise(a, b) { max($0, $1) } }
+    @inline(__always) static func minimumBytes(_ a: Vector, _ b: Vector) -> Vector { bytewise(a, b) { min($0, $1) } }
+
+    @inline(__always) static func add(_ a: Vector, _ b: Vector) -> Vector { a &+ b }
+
+    /// Lanes 0–7, then 8–15 (any split works: callers only work lane by lane and undo it with `truncatingHalves`).
+    @inline(__always) static func widenedHalves(_ a: Vector) -> (SIMD8<Int32>, SIMD8<Int32>) {
+        var (low, high) = (SIMD8<Int32>(), SIMD8<Int32>())
+        for lane in 0..<8 {
+            (low[lane], high[lane]) = (Int32(UInt16(bitPattern: a[lane])), Int32(UInt16(bitPattern: a[lane + 8])))
+        }
+        return (low, high)
+    }
+
+    @inline(__always) static func truncatingHalves(_ low: SIMD8<Float>, _ high: SIMD8<Float>) -> Vector {
+        truncating(low, high)
     }
 
     @inline(__always) static func narrowing(_ low: SIMD8<Int32>, _ high: SIMD8<Int32>) -> Vector {

@@ -21,9 +21,10 @@ extension FilterSpec {
 
 /// The stage of `noise-reduction`: out of place, per plane, rows in slices.
 ///
-/// Samples whose whole square lies inside the row are done 16 at a time in 16-bit lanes (`Lanes16`): per neighbour
-/// one widened load, the difference from the centre, its magnitude compared with the threshold, the neighbour added
-/// where it is close and the count lowered where it is not; then the mean rounded half up by one Float division per
+/// Samples whose whole square lies inside the row are done 32 at a time (`Lanes16`'s byte operations): per neighbour
+/// one load, the closeness test on bytes (a neighbour is close when it lies in [centre − threshold, centre + threshold],
+/// both ends saturated, i.e. when clamping it to that range leaves it unchanged), the close count raised in 8-bit
+/// lanes, and the close neighbours added into 16-bit lanes; then the mean rounded half up by one Float division per
 /// lane. The samples within `radius` of the row's ends, whose squares repeat the border, go one at a time.
 ///
 /// ```swift
@@ -95,12 +96,12 @@ final class NoiseReductionProcessor: VideoProcessor {
                 output[i] = UInt8((sum + count / 2) / count)
             }
         }
-        if last - first >= 16 {
+        if last - first >= 32 {
             var offset = first
             while offset < last {
-                let start = min(offset, last - 16)   // the last step overlaps the one before: same values written twice
-                vector16(at: start, rows: rows, here: here, output: output, c: c, radius: radius, threshold: threshold)
-                offset += 16
+                let start = min(offset, last - 32)   // the last step overlaps the one before: same values written twice
+                vector32(at: start, rows: rows, here: here, output: output, c: c, radius: radius, threshold: threshold)
+                offset += 32
             }
             scalar(0..<first)
             scalar(last..<(width * c))
@@ -112,29 +113,40 @@ final class NoiseReductionProcessor: VideoProcessor {
         }
     }
 
-    /// The 16 samples at byte offset `offset` (all of whose neighbours are inside the row).
+    /// The 32 samples at byte offset `offset` (all of whose neighbours are inside the row).
     @inline(__always)
-    private static func vector16(at offset: Int, rows: UnsafeBufferPointer<UnsafeMutablePointer<UInt8>>, here: UnsafeMutablePointer<UInt8>,
+    private static func vector32(at offset: Int, rows: UnsafeBufferPointer<UnsafeMutablePointer<UInt8>>, here: UnsafeMutablePointer<UInt8>,
                                  output: UnsafeMutablePointer<UInt8>, c: Int, radius: Int, threshold: Int) {
         typealias L = Lanes16
-        let center = L.widen16(here + offset)
-        let negatedCenter = L.negate(center), limit = L.splat(Int16(threshold))
-        // Sums stay below 81·255 < 2¹⁵; the count starts at the square's size and loses one per far neighbour.
-        var sum = L.splat(0), count = L.splat(Int16((2 * radius + 1) * (2 * radius + 1)))
+        let center = L.load(here + offset), limit = L.splatBytes(UInt8(threshold)), zero = L.splat(0)
+        let (low, high) = (L.subtractSaturatingBytes(center, limit), L.addSaturatingBytes(center, limit))
+        // Per byte: the close count (at most 81). Per 16-bit lane: the sum of both close bytes as one number, and the sum
+        // of the odd (high) bytes alone; each true sum is at most 81 · 255 < 2¹⁵, so the even bytes' sum is
+        // pairs − 256 · odd, exact in wrapping 16 bits.
+        var (count, pairs, odd) = (zero, zero, zero)
         for row in rows {
             var p = row + offset - radius * c
             for _ in 0...(2 * radius) {
-                let value = L.widen16(p)
-                let far = L.greaterThan(L.absolute(L.addSaturating(value, negatedCenter)), limit)
-                sum = L.addSaturating(sum, L.andNot(far, value))
-                count = L.addSaturating(count, far)
+                let value = L.load(p)
+                let close = L.equalBytes(L.minimumBytes(L.maximumBytes(value, low), high), value)
+                count = L.subtractBytes(count, close)
+                let kept = L.and(value, close)
+                pairs = L.add(pairs, kept)
+                odd = L.add(odd, L.highBytes(kept))
                 p += c
             }
         }
-        // ⌊(sum + ⌊count/2⌋) / count⌋: both exact in Float, and a quotient that is not a whole number lies at least
-        // 1/count from one, far beyond the division's rounding, so truncating it is exact.
-        let (s0, s1) = L.floats(L.addSaturating(sum, L.shiftRight(count, 1))), (n0, n1) = L.floats(count)
-        L.narrow16(L.truncating(s0 / n0, s1 / n1), to: output + offset)
+        let even = L.subtract(pairs, L.shiftLeft(odd, 8))
+        L.store(L.joinBytes(mean(even, L.lowBytes(count)), mean(odd, L.highBytes(count))), to: output + offset)
+    }
+
+    /// ⌊(sum + ⌊count/2⌋) / count⌋ per lane (sum < 2¹⁵, 1 ≤ count ≤ 81): both exact in Float, and a quotient that is not
+    /// a whole number lies at least 1/count from one, far beyond the division's rounding, so truncating it is exact.
+    @inline(__always)
+    private static func mean(_ sum: Lanes16.Vector, _ count: Lanes16.Vector) -> Lanes16.Vector {
+        typealias L = Lanes16
+        let (s0, s1) = L.floats(L.add(sum, L.shiftRight(count, 1))), (n0, n1) = L.floats(count)
+        return L.truncating(s0 / n0, s1 / n1)
     }
 
     func release() { pool = nil }

@@ -39,10 +39,15 @@ struct PlanarStep {
     var scratch: UnsafeMutablePointer<UInt8> { base + 12 * 32 }
 }
 
-/// A colour reduction that can work on the R', G', B' codes of a `PlanarStep`: it rewrites them in place. `rows` are
-/// the frame rows of the step's two rows (the same row twice for the last row of an odd height).
+/// A colour reduction that can work on the R', G', B' codes of a `PlanarStep`: `map` rewrites them in place (`rows` are
+/// the frame rows of the step's two rows, the same row twice for the last row of an odd height). `runPlanar` is
+/// `pass.run(self, …)`, written in each kernel so that the pass is compiled for that kernel (a generic stage calls it
+/// once per frame; called from the stage's generic code, the pass would reach `map` and the chroma layout through
+/// witness tables at every step).
 protocol PlanarPixelKernel: Sendable {
     func map(_ step: PlanarStep, rows: (Int, Int))
+    func runPlanar(_ pass: PlanarPixelPass, source: [Plane], target: [Plane], format: PixelFormat, width: Int, height: Int,
+                   slices: SliceRunner)
 }
 
 /// An I420 or NV12 frame through a `PlanarPixelKernel` in its own planes, with the bytes of converting the frame to
@@ -197,7 +202,7 @@ final class ColorReductionProcessor<Kernel: RGBARowKernel & PlanarPixelKernel>: 
         let (format, width, height) = (frame.format, frame.width, frame.height)
         var target = frame.isUniquelyReferenced() ? frame : frame.makeSibling(pool: pool)
         let pass = PlanarPixelPass(unpack: ColorConversion.Coefficients(frame.color), pack: ColorConversion.Coefficients(configured.color))
-        pass.run(kernel, source: frame.planes, target: target.planes, format: format, width: width, height: height, slices: slices)
+        kernel.runPlanar(pass, source: frame.planes, target: target.planes, format: format, width: width, height: height, slices: slices)
         withExtendedLifetime(frame) {}
         target.color = configured.color
         return target
@@ -398,6 +403,11 @@ struct PaletteKernel: RGBARowKernel, PlanarPixelKernel {
         }
     }
 
+    func runPlanar(_ pass: PlanarPixelPass, source: [Plane], target: [Plane], format: PixelFormat, width: Int, height: Int,
+                   slices: SliceRunner) {
+        pass.run(self, source: source, target: target, format: format, width: width, height: height, slices: slices)
+    }
+
     func map(_ step: PlanarStep, rows: (Int, Int)) {
         // The 64 cell numbers R/8 + 32·G/8 + 1024·B/8 in 16-bit lanes, then each looked up; mixed cells read the
         // pixel's codes back from the step.
@@ -568,6 +578,11 @@ struct DitherKernel: RGBARowKernel, PlanarPixelKernel {
             let (x, byte) = (8 * blocks + j / 4, 32 * blocks + j)
             output[byte] = j % 4 == 3 ? input[byte] : dither(input[byte], byteAddends[2 * (y & 7) + (x & 7) / 4][4 * (x & 3) + j % 4])
         }
+    }
+
+    func runPlanar(_ pass: PlanarPixelPass, source: [Plane], target: [Plane], format: PixelFormat, width: Int, height: Int,
+                   slices: SliceRunner) {
+        pass.run(self, source: source, target: target, format: format, width: width, height: height, slices: slices)
     }
 
     func map(_ step: PlanarStep, rows: (Int, Int)) {

@@ -55,10 +55,10 @@ protocol PlanarPixelKernel: Sendable {
 /// columns (16 chroma samples): each pixel's R', G', B' from its luma and its block's chroma with the conversion's
 /// 16.16 fixed point (`ColorConversion.Coefficients`, in 32-bit lanes, clamped to 0…255), the kernel, then each
 /// pixel's luma (sums of 16-bit products in pairs, `multiplyAddPairs`) and each block's chroma from the sums of its four
-/// pixels' codes (32-bit lanes), the same arithmetic again. The last
-/// column or row stands for the missing one at odd sizes, as in the conversion (the odd column's pixel in the padding
-/// takes the last pixel's codes after the kernel). Steps read and write whole vectors into the rows' padding (VideoFX's
-/// kernel layout: rows padded to 64 bytes); the source may be the target.
+/// pixels' codes (32-bit lanes), the same arithmetic again. The last column or row stands for the missing one at odd
+/// sizes, as in the conversion (the odd column's pixel in the padding takes the last pixel's codes after the kernel).
+/// Steps read and write whole vectors into the rows' padding (VideoFX's kernel layout: rows padded to 64 bytes); the
+/// source may be the target.
 ///
 /// ```swift
 /// let pass = PlanarPixelPass(unpack: ColorConversion.Coefficients(frame.color), pack: ColorConversion.Coefficients(frame.color))

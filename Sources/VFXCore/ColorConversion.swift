@@ -26,7 +26,7 @@ extension VideoFrame {
 }
 
 /// The conversion kernels (one per pair of format families).
-enum ColorConversion {
+public enum ColorConversion {
     static func convert(_ source: VideoFrame, into target: inout VideoFrame) {
         let s = source.format, t = target.format
         switch (s.isYUV, t.isYUV) {
@@ -47,16 +47,22 @@ enum ColorConversion {
         }
     }
 
-    /// Fixed-point coefficients (×2^16) for one color description.
-    struct Coefficients {
-        let yOffset: Int32, yScale: Int32            // Y → Y' (full 0…255): (Y - yOffset) * yScale
-        let crToR: Int32, cbToG: Int32, crToG: Int32, cbToB: Int32
-        let rToY: Int32, gToY: Int32, bToY: Int32, yAdd: Int32
-        let rToU: Int32, gToU: Int32, bToU: Int32
-        let rToV: Int32, gToV: Int32, bToV: Int32
+    /// Fixed-point coefficients (×2^16) for one color description: the one arithmetic of every YUV ↔ RGB conversion
+    /// (`YUVRows`), public so that kernels working on YUV planes can reproduce the conversion's bytes exactly.
+    ///
+    /// ```swift
+    /// let c = ColorConversion.Coefficients(.bt709)
+    /// let l = (Int32(luma) - c.yOffset) * c.yScale + (1 << 15)   // R = clamp((l + (V − 128)·c.crToR) >> 16, 0, 255)
+    /// ```
+    public struct Coefficients: Sendable {
+        public let yOffset: Int32, yScale: Int32            // Y → Y' (full 0…255): (Y - yOffset) * yScale
+        public let crToR: Int32, cbToG: Int32, crToG: Int32, cbToB: Int32
+        public let rToY: Int32, gToY: Int32, bToY: Int32, yAdd: Int32
+        public let rToU: Int32, gToU: Int32, bToU: Int32
+        public let rToV: Int32, gToV: Int32, bToV: Int32
 
         /// The coefficients of `YUVCoding(color)` in 16.16 fixed point on 0…255 values.
-        init(_ color: ColorDescription) {
+        public init(_ color: ColorDescription) {
             let coding = YUVCoding(color)
             let w = coding.weights
             let ys = 255 / coding.lumaScale, cs = 255 / coding.chromaScale

@@ -1,6 +1,7 @@
 import Foundation
 import VFXCore
 import VFXFilters
+import VFXPipeline
 import VFXTestSupport
 import XCTest
 
@@ -8,7 +9,8 @@ import XCTest
 /// evaluated here pixel by pixel: exact (0 codes) for the step functions, whose definitions are exact; mask-to-alpha
 /// within 1 code of the luma in Double (the stage rounds a Float sum). RGBA frames are compared directly; I420, NV12
 /// and BGRA frames with the definition applied to the frame converted to RGBA and the result converted back (VideoFX's
-/// own conversions, which the stage uses), again exactly. Odd sizes, one and two threads.
+/// own conversions, which the stage uses), again exactly. Odd sizes, one and two threads. Palettize and dither work on
+/// I420/NV12 planes directly; `testPlanarPathIsExactAtEverySizeAndColourDescription` holds that path to the same bytes.
 final class ColorReductionTests: XCTestCase {
     /// Pseudo-random RGBA bytes (a fixed linear congruential sequence).
     static func noise(_ count: Int, seed: UInt32) -> [UInt8] {
@@ -184,6 +186,79 @@ final class ColorReductionTests: XCTestCase {
             try check("palettize:palette=\(name)", Array(pixels[..<(4 * w * h)]), width: w, height: h) { rgba in
                 Self.perPixel(rgba, width: w) { rgb, _, _ in Self.nearest(rgb, palette) }
             }
+        }
+    }
+
+    /// Palettize and dither on I420 and NV12 frames work in the frame's planes (32 columns × 2 rows a step, into the rows'
+    /// padding); the bytes must be those of the round trip exactly: each frame converted to RGBA with VideoFX's
+    /// conversion, the definition applied to each pixel here, the result converted back. Random luma and chroma bytes
+    /// (colours outside the RGB cube included, so the clamping counts), widths that end at every kind of place in a
+    /// step (1, 31, 33, 63, 65, 97: the odd column's repeated pixel in the last lane or the first), odd heights, limited
+    /// and full range, a frame the stage may overwrite and one it must not (the output then goes to a pool buffer), and
+    /// two threads; gray frames (which come out RGBA) and planes without VideoFX's kernel layout (which go through RGBA)
+    /// the same way.
+    func testPlanarPathIsExactAtEverySizeAndColourDescription() throws {
+        let chains: [(String, (_ rgb: [Int], _ x: Int, _ y: Int) -> [Int])] = [
+            ("palettize:palette=pico8", { rgb, _, _ in Self.nearest(rgb, Self.palettes["pico8"]!) }),
+            ("palettize:palette=cga", { rgb, _, _ in Self.nearest(rgb, Self.palettes["cga"]!) }),
+            ("dither:levels=2", { rgb, x, y in rgb.map { Self.dither($0, levels: 2, x: x, y: y) } }),
+            ("dither:levels=5", { rgb, x, y in rgb.map { Self.dither($0, levels: 5, x: x, y: y) } }),
+            ("dither:levels=64", { rgb, x, y in rgb.map { Self.dither($0, levels: 64, x: x, y: y) } }),
+        ]
+        let sizes = [(1, 1), (2, 2), (31, 3), (33, 5), (63, 4), (65, 17), (97, 7)]
+        // I420 with BT.709 limited range, NV12 with BT.601 full range.
+        let colors = [ColorDescription.bt709, ColorDescription(matrix: .bt601, range: .full)]
+        var seed: UInt32 = 21
+        for (chain, definition) in chains {
+            for (width, height) in sizes {
+                for (format, color) in zip([PixelFormat.i420, .nv12], colors) {
+                    do {
+                        seed += 1
+                        let bytes = Self.noise(width * height + 2 * ((width + 1) / 2) * ((height + 1) / 2), seed: seed)
+                        let input = RawFrames.frame(bytes, format: .i420, width: width, height: height, color: color)
+                            .converted(to: format, color: color)
+                        let rgba = RawFrames.bytes(input.converted(to: .rgba))
+                        let expected = RawFrames.bytes(RawFrames.frame(Self.perPixel(rgba, width: width, definition), format: .rgba,
+                                                                       width: width, height: height)
+                            .converted(to: format, color: color))
+                        let label = "\(chain) on \(format) \(width)x\(height) \(color.range)"
+                        // Shared (the test keeps `input`): the output goes to a pool buffer.
+                        let shared = try TestSupport.apply(chain, to: input, threads: 2)
+                        XCTAssertEqual(shared.format, format, label)
+                        XCTAssertEqual(TestSupport.maxDifference(RawFrames.bytes(shared), expected), 0, "\(label), shared")
+                        // Not shared: worked on in place.
+                        let processor = try FilterChain(parsing: chain).makeProcessor(threads: 1)
+                        _ = try processor.configure(for: FrameFormat(of: input))
+                        let copy = RawFrames.frame(bytes, format: .i420, width: width, height: height, color: color).converted(to: format, color: color)
+                        let own = try XCTUnwrap(processor.frames(from: consume copy).first)
+                        XCTAssertEqual(TestSupport.maxDifference(RawFrames.bytes(own), expected), 0, "\(label), in place")
+                    }
+                }
+            }
+            // Gray frames come out RGBA: the definition on the gray pixels as RGBA.
+            let (width, height) = (41, 9)
+            let gray = RawFrames.frame(Self.noise(width * height, seed: 5), format: .gray8, width: width, height: height)
+            let output = try TestSupport.apply(chain, to: gray, threads: 1)
+            XCTAssertEqual(output.format, .rgba)
+            let expected = Self.perPixel(RawFrames.bytes(gray.converted(to: .rgba)), width: width, definition)
+            XCTAssertEqual(TestSupport.maxDifference(RawFrames.bytes(output), expected), 0, "\(chain) on gray")
+            // I420 planes a caller owns, rows exactly as wide as the picture (no padding to write into).
+            let bytes = Self.noise(width * height + 2 * 21 * 5, seed: 6)
+            let planes = try bytes.withUnsafeBufferPointer { buffer -> VideoFrame in
+                let base = UnsafeMutablePointer(mutating: buffer.baseAddress!)
+                let y = Plane(baseAddress: base, bytesPerRow: width, width: width, height: height, bytesPerPixel: 1)
+                let u = Plane(baseAddress: base + width * height, bytesPerRow: 21, width: 21, height: 5, bytesPerPixel: 1)
+                let v = Plane(baseAddress: base + width * height + 105, bytesPerRow: 21, width: 21, height: 5, bytesPerPixel: 1)
+                let wrapped = VideoFrame(buffer: try PixelBuffer(wrapping: [y, u, v], format: .i420, width: width, height: height),
+                                         color: .bt709)
+                let result = try TestSupport.apply(chain, to: wrapped, threads: 1)
+                let expected = RawFrames.bytes(RawFrames.frame(Self.perPixel(RawFrames.bytes(wrapped.converted(to: .rgba)), width: width,
+                                                                             definition), format: .rgba, width: width, height: height)
+                    .converted(to: .i420, color: .bt709))
+                XCTAssertEqual(TestSupport.maxDifference(RawFrames.bytes(result), expected), 0, "\(chain) on wrapped I420 planes")
+                return result
+            }
+            XCTAssertEqual(planes.format, .i420)
         }
     }
 

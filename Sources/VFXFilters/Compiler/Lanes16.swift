@@ -220,6 +220,28 @@ enum Lanes16 {
         _mm256_packs_epi32(_mm256_cvttps_epi32(low), _mm256_cvttps_epi32(high))
     }
 
+    /// (a·b) >> 16 with both lanes read as unsigned (`vpmulhuw`).
+    @inline(__always) static func multiplyHighUnsigned(_ a: Vector, _ b: Vector) -> Vector { _mm256_mulhi_epu16(a, b) }
+
+    /// `a` and `b` interleaved within each 128-bit half: a₀ b₀ a₁ b₁ a₂ b₂ a₃ b₃ | a₈ b₈ … a₁₁ b₁₁ (`vpunpcklwd`); with
+    /// `interleaveHigh` (lanes 4–7 and 12–15) the operands of `multiplyAddPairs` for a weighted sum of two vectors,
+    /// whose results `packInterleaved` puts back in order.
+    @inline(__always) static func interleaveLow(_ a: Vector, _ b: Vector) -> Vector { _mm256_unpacklo_epi16(a, b) }
+    /// a₄ b₄ … a₇ b₇ | a₁₂ b₁₂ … a₁₅ b₁₅ (`vpunpckhwd`).
+    @inline(__always) static func interleaveHigh(_ a: Vector, _ b: Vector) -> Vector { _mm256_unpackhi_epi16(a, b) }
+    /// Sums of pairs made from `interleaveLow` (lanes 0–3, 8–11) and `interleaveHigh` (4–7, 12–15) as sixteen lanes in
+    /// order, each saturated to Int16 (`vpackssdw`).
+    @inline(__always) static func packInterleaved(_ low: SIMD8<Int32>, _ high: SIMD8<Int32>) -> Vector {
+        _mm256_packs_epi32(unsafeBitCast(low, to: Vector.self), unsafeBitCast(high, to: Vector.self))
+    }
+
+    /// The lanes sign-extended to 32 bits: lanes 0–7, then 8–15.
+    @inline(__always) static func int32s(_ a: Vector) -> (SIMD8<Int32>, SIMD8<Int32>) {
+        (unsafeBitCast(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(a)), to: SIMD8<Int32>.self),
+         unsafeBitCast(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(
+            _mm256_permutevar8x32_epi32(a, _mm256_setr_epi32(4, 5, 6, 7, 4, 5, 6, 7)))), to: SIMD8<Int32>.self))
+    }
+
     /// Lanes 0–7 from `low`, 8–15 from `high`, each saturated to Int16.
     @inline(__always) static func narrowing(_ low: SIMD8<Int32>, _ high: SIMD8<Int32>) -> Vector {
         // vpackssdw packs within 128-bit halves: low₀ high₀ low₁ high₁ in quarters; vpermd puts them back in order.
@@ -442,6 +464,42 @@ enum Lanes16 {
 
     @inline(__always) static func truncatingHalves(_ low: SIMD8<Float>, _ high: SIMD8<Float>) -> Vector {
         truncating(low, high)
+    }
+
+    @inline(__always) static func multiplyHighUnsigned(_ a: Vector, _ b: Vector) -> Vector {
+        var v = Vector()
+        for lane in 0..<16 {
+            let product = UInt32(UInt16(bitPattern: a[lane])) * UInt32(UInt16(bitPattern: b[lane]))
+            v[lane] = Int16(bitPattern: UInt16(truncatingIfNeeded: product >> 16))
+        }
+        return v
+    }
+
+    @inline(__always) static func interleaveLow(_ a: Vector, _ b: Vector) -> Vector {
+        var v = Vector()
+        for i in 0..<4 { (v[2 * i], v[2 * i + 1], v[8 + 2 * i], v[9 + 2 * i]) = (a[i], b[i], a[8 + i], b[8 + i]) }
+        return v
+    }
+
+    @inline(__always) static func interleaveHigh(_ a: Vector, _ b: Vector) -> Vector {
+        var v = Vector()
+        for i in 0..<4 { (v[2 * i], v[2 * i + 1], v[8 + 2 * i], v[9 + 2 * i]) = (a[4 + i], b[4 + i], a[12 + i], b[12 + i]) }
+        return v
+    }
+
+    @inline(__always) static func packInterleaved(_ low: SIMD8<Int32>, _ high: SIMD8<Int32>) -> Vector {
+        var v = Vector()
+        for i in 0..<4 {
+            (v[i], v[4 + i]) = (Int16(clamping: low[i]), Int16(clamping: high[i]))
+            (v[8 + i], v[12 + i]) = (Int16(clamping: low[4 + i]), Int16(clamping: high[4 + i]))
+        }
+        return v
+    }
+
+    @inline(__always) static func int32s(_ a: Vector) -> (SIMD8<Int32>, SIMD8<Int32>) {
+        var (low, high) = (SIMD8<Int32>(), SIMD8<Int32>())
+        for lane in 0..<8 { (low[lane], high[lane]) = (Int32(a[lane]), Int32(a[lane + 8])) }
+        return (low, high)
     }
 
     @inline(__always) static func narrowing(_ low: SIMD8<Int32>, _ high: SIMD8<Int32>) -> Vector {

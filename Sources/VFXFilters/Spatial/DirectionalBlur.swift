@@ -545,13 +545,31 @@ final class PlaneLineSums: @unchecked Sendable {
                 Lanes16.store(high, to: pointer + 32)
                 done += 16
             }
-            @inline(__always) func fill(_ i: Int) {
-                let x = first + i / c, q = i % c
-                target[2 * i] = Int16(input[(min(max(x, 0), lastColumn) - origin) * c + q])
-                target[2 * i + 1] = Int16(input[(min(max(x + 1, 0), lastColumn) - origin) * c + q])
+            // The last few inside the row one by one.
+            for i in done..<vectorEnd {
+                let at = input + (first - origin) * c + i
+                (target[2 * i], target[2 * i + 1]) = (Int16(at[0]), Int16(at[c]))
             }
-            for i in 0..<vectorStart { fill(i) }
-            for i in done..<total { fill(i) }
+            /// Samples `range` at or beyond an edge: pixel `edge` paired with itself, eight samples per store.
+            @inline(__always) func clamped(_ range: Range<Int>, edge: Int) {
+                guard !range.isEmpty else { return }
+                var pattern = SIMD8<UInt32>()
+                for lane in 0..<8 {
+                    let value = UInt32(input[(edge - origin) * c + (range.lowerBound + lane) % c])
+                    pattern[lane] = value | value << 16
+                }
+                var i = range.lowerBound
+                while i + 8 <= range.upperBound {
+                    UnsafeMutableRawPointer(target + 2 * i).storeBytes(of: pattern, as: SIMD8<UInt32>.self)
+                    i += 8
+                }
+                for lane in 0..<(range.upperBound - i) {
+                    target[2 * (i + lane)] = Int16(pattern[lane] & 0xFF)
+                    target[2 * (i + lane) + 1] = Int16(pattern[lane] & 0xFF)
+                }
+            }
+            clamped(0..<vectorStart, edge: 0)
+            clamped(vectorEnd..<total, edge: lastColumn)
         }
 
         /// Grid blocks `blocks` summed afresh over the window of line row j.

@@ -19,8 +19,12 @@ extension FilterSpec {
     ///   across the line with the same weights, so the rows it reaches are rewritten as 16-bit pairs of neighbours (a
     ///   ring of rows that stays in cache) and each sample is one multiply-add of pairs with its two weights
     ///   (`vpmaddwd`), 32 samples per step, summed exactly in 32 bits with integer weights that add up to a power of
-    ///   two (the mean is a shift). Within one code of the definition; the cost grows with the radius (2K+1 taps),
-    ///   except along a row or a column (0°, 90°, 180°, 270°), where running sums cost the same at any radius.
+    ///   two (the mean is a shift). Within one code of the definition; the cost grows with the radius (2K+1 taps).
+    ///   Along a row or a column (0°, 90°, 180°, 270°) running sums cost the same at any radius; so do long lines off
+    ///   the axes (K ≥ 32 along y, 40 along x), summed along the line on a grid of 16 (from K = 96 on, 8) sub-pixel
+    ///   offsets across it and mixed linearly between the two grid lines around each pixel's own line: within
+    ///   |second difference across the line| / 4P of the definition for the 1/P of samples whose grid lines straddle
+    ///   a pixel boundary, exact for the rest (on noise, within a code of the definition).
     ///
     /// Chain: `motion-blur:radius=20:angle=30` · Swift: `FilterDescription.motionBlur(radius: 20, angle: 30)`
     public static let motionBlur = FilterSpec(
@@ -157,8 +161,10 @@ final class PlaneMotionBlur: @unchecked Sendable {
     private let pairStride: Int
     /// The slices' rings of pair rows, one after the other.
     private let rings: UnsafeMutablePointer<Int16>
-    /// Lines of at least `longLine` samples off the axes take running sums on a grid of phases instead of taps.
-    static let longLine = 65
+    /// Lines off the axes with K of at least `longLine` (along y; along x, where the grid works on a transposed copy,
+    /// the larger one) take running sums on a grid of phases (`PlaneLineSums`) instead of taps: about where the two
+    /// cost the same.
+    static let longLine = (alongY: 32, alongX: 40)
     private let lineSums: PlaneLineSums?
 
     struct Tap {
@@ -210,7 +216,7 @@ final class PlaneMotionBlur: @unchecked Sendable {
         lastRow = taps.reduce(0) { max($0, $1.rows) }
         // Pair rows exist for rows −1…height − 1 (row −1: the clamped row above, paired with row 0).
         ringRows = min(lastRow - firstRow + 1, height + 1)
-        lineSums = along || count < Self.longLine ? nil
+        lineSums = along || k < (horizontalMajor ? Self.longLine.alongX : Self.longLine.alongY) ? nil
             : PlaneLineSums(width: width, height: height, channels: channels, steps: k, slope: t,
                             horizontalMajor: horizontalMajor, slices: slices)
         rings = .allocate(capacity: along || lineSums != nil ? 0 : pairStride * ringRows * max(slices, 1))

@@ -487,20 +487,39 @@ final class PlaneLineSums: @unchecked Sendable {
     static let tile = 64
 
     /// Transposes pixels: for each of `rows` and each x < `count`, pixel x of `from(row)` to pixel `row − lower` of
-    /// `into(x)` (`lower` = `rows.lowerBound`), a tile of rows at a time so that both sides stay in cache.
+    /// `into(x)` (`lower` = `rows.lowerBound`), a tile of rows at a time so that both sides stay in cache. Inside a
+    /// tile, squares of 8/channels pixels go as eight-byte words, one per row, transposed with shifts and masks.
     private func transpose(rows: Range<Int>, count: Int, from: (Int) -> UnsafePointer<UInt8>,
                            into: (Int) -> UnsafeMutablePointer<UInt8>) {
-        let c = channels
+        let c = channels, n = 8 / c
         withUnsafeTemporaryAllocation(of: UnsafePointer<UInt8>.self, capacity: Self.tile) { inputs in
-            for top in stride(from: rows.lowerBound, to: rows.upperBound, by: Self.tile) {
-                let height = min(Self.tile, rows.upperBound - top)
-                for r in 0..<height { inputs[r] = from(top + r) }
-                for x in 0..<count {
-                    let output = into(x) + (top - rows.lowerBound) * c, at = x * c
-                    switch c {
-                    case 1: for r in 0..<height { output[r] = inputs[r][at] }
-                    case 2: for r in 0..<height { (output[2 * r], output[2 * r + 1]) = (inputs[r][at], inputs[r][at + 1]) }
-                    default: for r in 0..<height { for k in 0..<c { output[r * c + k] = inputs[r][at + k] } }
+            withUnsafeTemporaryAllocation(of: UnsafeMutablePointer<UInt8>.self, capacity: 8) { outputs in
+                withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 8) { words in
+                    for top in stride(from: rows.lowerBound, to: rows.upperBound, by: Self.tile) {
+                        let height = min(Self.tile, rows.upperBound - top), whole = height / n * n
+                        let offset = (top - rows.lowerBound) * c
+                        for r in 0..<height { inputs[r] = from(top + r) }
+                        /// Pixels `columns` of rows `band` one by one.
+                        func single(_ columns: Range<Int>, _ band: Range<Int>) {
+                            for x in columns {
+                                let output = into(x) + offset, at = x * c
+                                for r in band { for k in 0..<c { output[r * c + k] = inputs[r][at + k] } }
+                            }
+                        }
+                        var x = 0
+                        while x + n <= count {
+                            for i in 0..<n { outputs[i] = into(x + i) + offset }
+                            for group in stride(from: 0, to: whole, by: n) {
+                                for r in 0..<n { words[r] = UnsafeRawPointer(inputs[group + r] + x * c).loadUnaligned(as: UInt64.self) }
+                                transposeSquare(words, elementBytes: c)
+                                for i in 0..<n {
+                                    UnsafeMutableRawPointer(outputs[i] + group * c).storeBytes(of: words[i], as: UInt64.self)
+                                }
+                            }
+                            single(x..<(x + n), whole..<height)
+                            x += n
+                        }
+                        single(x..<count, 0..<height)
                     }
                 }
             }
@@ -904,6 +923,24 @@ final class PlaneZoomBlur: @unchecked Sendable {
                 }
             }
         }
+    }
+}
+
+/// Transposes the square of n × n elements of `elementBytes` bytes (n = 8 / elementBytes) held in `words[0..<n]`, word r
+/// being row r (element i at byte i·elementBytes, little-endian as on every target): afterwards word r is column r.
+/// Halves, then quarters, then elements swap between rows (the corner blocks of each square trade places).
+@inline(__always) private func transposeSquare(_ words: UnsafeMutableBufferPointer<UInt64>, elementBytes: Int) {
+    let n = 8 / elementBytes
+    var bits = 32, distance = n / 2
+    while bits >= 8 * elementBytes {
+        let mask: UInt64 = bits == 32 ? 0x0000_0000_FFFF_FFFF : bits == 16 ? 0x0000_FFFF_0000_FFFF : 0x00FF_00FF_00FF_00FF
+        for r in 0..<n where r & distance == 0 {
+            let swapped = ((words[r] >> UInt64(bits)) ^ words[r + distance]) & mask
+            words[r + distance] ^= swapped
+            words[r] ^= swapped << UInt64(bits)
+        }
+        bits /= 2
+        distance /= 2
     }
 }
 

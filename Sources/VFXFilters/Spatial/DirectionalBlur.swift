@@ -511,7 +511,12 @@ final class PlaneLineSums: @unchecked Sendable {
                             for i in 0..<n { outputs[i] = into(x + i) + offset }
                             for group in stride(from: 0, to: whole, by: n) {
                                 for r in 0..<n { words[r] = UnsafeRawPointer(inputs[group + r] + x * c).loadUnaligned(as: UInt64.self) }
-                                transposeSquare(words, elementBytes: c)
+                                // A constant size each, so that the swaps unroll.
+                                switch c {
+                                case 1: transposeSquare(words, elementBytes: 1)
+                                case 2: transposeSquare(words, elementBytes: 2)
+                                default: transposeSquare(words, elementBytes: 4)
+                                }
                                 for i in 0..<n {
                                     UnsafeMutableRawPointer(outputs[i] + group * c).storeBytes(of: words[i], as: UInt64.self)
                                 }

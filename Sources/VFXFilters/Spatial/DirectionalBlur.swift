@@ -380,10 +380,11 @@ extension PlaneMotionBlur {
 ///
 /// Exact against the definition where the grid lines bracket no kink of the row's linear interpolation; where one does
 /// (a fraction 1/P of the samples), that sample is off by at most |second difference across the line| / (4P). With
-/// P = 16 that keeps a long blur of random noise within one code of the definition, and at most about half a code
-/// from rounding the weights (integers summing to 2^12; Float for the final mix).
+/// P = 16 (8 from K = 96 on) that keeps a long blur of random noise, the worst case for it, within one code of the
+/// definition; against the grid evaluated exactly, the output is within half a code plus 255/8192 (weights are
+/// integers summing to 2^12; the final mix is in Float).
 final class PlaneLineSums: @unchecked Sendable {
-    // Sendable: the tables are immutable; each slice works only in its own part of `scratch` and `bands`.
+    // Sendable: the tables are immutable; each slice works only in its own part of `scratch`, `bands` and `stages`.
     /// P: sub-pixel offsets of the grid across the line, 16, or 8 from K = 96 on (a longer line averages the error
     /// of each sample over more of them).
     let phases: Int

@@ -19,8 +19,12 @@ extension FilterSpec {
     ///   across the line with the same weights, so the rows it reaches are rewritten as 16-bit pairs of neighbours (a
     ///   ring of rows that stays in cache) and each sample is one multiply-add of pairs with its two weights
     ///   (`vpmaddwd`), 32 samples per step, summed exactly in 32 bits with integer weights that add up to a power of
-    ///   two (the mean is a shift). Within one code of the definition; the cost grows with the radius (2K+1 taps),
-    ///   except along a row or a column (0°, 90°, 180°, 270°), where running sums cost the same at any radius.
+    ///   two (the mean is a shift). Within one code of the definition; the cost grows with the radius (2K+1 taps).
+    ///   Along a row or a column (0°, 90°, 180°, 270°) running sums cost the same at any radius; so do long lines off
+    ///   the axes (K ≥ 32 along y, 40 along x), summed along the line on a grid of 16 (from K = 96 on, 8) sub-pixel
+    ///   offsets across it and mixed linearly between the two grid lines around each pixel's own line: within
+    ///   |second difference across the line| / 4P of the definition for the 1/P of samples whose grid lines straddle
+    ///   a pixel boundary, exact for the rest (on noise, within a code of the definition).
     ///
     /// Chain: `motion-blur:radius=20:angle=30` · Swift: `FilterDescription.motionBlur(radius: 20, angle: 30)`
     public static let motionBlur = FilterSpec(
@@ -157,6 +161,11 @@ final class PlaneMotionBlur: @unchecked Sendable {
     private let pairStride: Int
     /// The slices' rings of pair rows, one after the other.
     private let rings: UnsafeMutablePointer<Int16>
+    /// Lines off the axes with K of at least `longLine` (along y; along x, where the grid works on a transposed copy,
+    /// the larger one) take running sums on a grid of phases (`PlaneLineSums`) instead of taps: about where the two
+    /// cost the same.
+    static let longLine = (alongY: 32, alongX: 40)
+    private let lineSums: PlaneLineSums?
 
     struct Tap {
         /// Offset of the tap's first neighbour from the output pixel: rows, and pixels along the row.
@@ -207,7 +216,10 @@ final class PlaneMotionBlur: @unchecked Sendable {
         lastRow = taps.reduce(0) { max($0, $1.rows) }
         // Pair rows exist for rows −1…height − 1 (row −1: the clamped row above, paired with row 0).
         ringRows = min(lastRow - firstRow + 1, height + 1)
-        rings = .allocate(capacity: along ? 0 : pairStride * ringRows * max(slices, 1))
+        lineSums = along || k < (horizontalMajor ? Self.longLine.alongX : Self.longLine.alongY) ? nil
+            : PlaneLineSums(width: width, height: height, channels: channels, steps: k, slope: t,
+                            horizontalMajor: horizontalMajor, slices: slices)
+        rings = .allocate(capacity: along || lineSums != nil ? 0 : pairStride * ringRows * max(slices, 1))
     }
 
     deinit { rings.deallocate() }
@@ -249,6 +261,10 @@ final class PlaneMotionBlur: @unchecked Sendable {
             } else {
                 blurAlongColumns(source, into: target, rows: rows)
             }
+            return
+        }
+        if let lineSums {
+            lineSums.blur(source, into: target, rows: rows, slice: slice)
             return
         }
         let c = channels, samples = width * c
@@ -342,6 +358,339 @@ extension PlaneMotionBlur {
                 let entering = row(y + k + 1), leaving = row(y - k)
                 for i in 0..<samples { sums[i] &+= Int32(entering[i]) &- Int32(leaving[i]) }
             }
+        }
+    }
+}
+
+/// Motion blur of one plane along a long off-axis line, at a cost that does not grow with the radius: running sums
+/// along the line on a grid of `phases` sub-pixel offsets across it, then a linear mix of the two grid lines on either
+/// side of each pixel's own line.
+///
+/// The line through a pixel is written in *line coordinates*: line rows j along the major axis (y when the line runs
+/// along y; x otherwise, on a transposed copy of the plane) and columns across it, so sample s of the line through
+/// (row j, column x) lies at row j + s and column x + s·t. With z = x − j·t, that is column z + ρ·t of row ρ = j + s:
+/// every pixel with the same z shares the same line. The grid holds, for every column offset z = m + p/P (m an
+/// integer, p = 0…P−1), the sum over the window's 2K+1 rows of the bilinear sample of row ρ at column z + ρ·t:
+/// R(m, p) = Σρ (1 − f)·A(m + n) + f·A(m + n + 1), where n and f are the integer part and fraction of p/P + ρ·t (the same
+/// for every m, so each row is one `vpmaddwd` of 16-bit neighbour pairs per phase). Moving from output row j to j + 1
+/// adds the row entering the window and subtracts the one leaving it, in exact Int32 sums; each pixel then mixes the
+/// two grid lines around its own z linearly (the fraction of z·P). Only the grid columns that the current row's pixels
+/// read are kept up to date (a window of the row's width that slides by |t| per row); columns that come into it are
+/// summed afresh over the whole window, 64 samples at a time.
+///
+/// Exact against the definition where the grid lines bracket no kink of the row's linear interpolation; where one does
+/// (a fraction 1/P of the samples), that sample is off by at most |second difference across the line| / (4P). With
+/// P = 16 (8 from K = 96 on) that keeps a long blur of random noise, the worst case for it, within one code of the
+/// definition; against the grid evaluated exactly, the output is within half a code plus 255/8192 (weights are
+/// integers summing to 2^12; the final mix is in Float).
+final class PlaneLineSums: @unchecked Sendable {
+    // Sendable: the tables are immutable; each slice works only in its own part of `scratch`, `bands` and `stages`.
+    /// P: sub-pixel offsets of the grid across the line, 16, or 8 from K = 96 on (a longer line averages the error
+    /// of each sample over more of them).
+    let phases: Int
+    /// The two weights of a bilinear sample are integers that sum to 2^12, so sums of up to 1001 samples stay below 2³¹.
+    static let weightOne = 4096
+    /// Grid columns summed afresh at a time when the window slides onto them, in blocks of 8 samples.
+    static let chunkBlocks = 8
+    let width: Int, height: Int, channels: Int
+    let horizontalMajor: Bool
+    /// t: columns across per row along.
+    let slope: Double
+    /// K: the line has 2K + 1 samples.
+    let steps: Int
+    /// Rows along the line (y when it runs along y, else x), and columns across it.
+    let lineRows: Int, lineColumns: Int
+    /// Per line row ρ = −K … lineRows + K: ⌊ρ·t⌋, and per phase p the extra shift (0 or 1) of p/P + ρ·t past it and
+    /// the weight of the second neighbour (the first has 2^12 minus it).
+    private let bases: [Int], extras: [Int], weights: [Int16]
+    /// Int32 per phase in a slice's grid (blocks of 8 samples, plus slack for the last vector), and per slice.
+    private let gridStride: Int, sliceScratch: Int
+    /// Int16 of each of a slice's two pair rows.
+    private let pairStride: Int
+    private let scratch: UnsafeMutableRawPointer
+    /// When the line runs along x, per slice: the plane transposed (rows along x), and `tile` finished rows of the
+    /// transposed output on their way back.
+    private let bands: UnsafeMutablePointer<UInt8>, stages: UnsafeMutablePointer<UInt8>
+
+    init(width: Int, height: Int, channels: Int, steps: Int, slope: Double, horizontalMajor: Bool, slices: Int) {
+        self.width = width
+        self.height = height
+        self.channels = channels
+        self.steps = steps
+        self.slope = slope
+        self.horizontalMajor = horizontalMajor
+        (lineRows, lineColumns) = horizontalMajor ? (width, height) : (height, width)
+        phases = steps >= 96 ? 8 : 16
+        let p = phases, one = Double(Self.weightOne)
+        var bases: [Int] = [], extras: [Int] = [], weights: [Int16] = []
+        for rho in -steps...(lineRows + steps) {
+            let base = (Double(rho) * slope).rounded(.down)
+            bases.append(Int(base))
+            for phase in 0..<p {
+                let position = Double(rho) * slope + Double(phase) / Double(p)
+                let lower = position.rounded(.down)
+                extras.append(Int(lower - base))
+                weights.append(Int16(((position - lower) * one).rounded()))
+            }
+        }
+        (self.bases, self.extras, self.weights) = (bases, extras, weights)
+        // A slice's grid spans at most the columns across plus |t| per row along, plus the mix's neighbour.
+        let blocks = ((width + height + 4) * channels + 7) / 8 + 1
+        gridStride = blocks * 8 + 32
+        pairStride = 2 * (blocks * 8 + 2 * channels + 32)
+        sliceScratch = p * gridStride * 4 + 2 * pairStride * 2 + (max(width, height) * channels + 32)
+        let slices = max(slices, 1)
+        scratch = .allocate(byteCount: sliceScratch * slices, alignment: 64)
+        scratch.initializeMemory(as: UInt8.self, repeating: 0, count: sliceScratch * slices)
+        bands = .allocate(capacity: horizontalMajor ? width * height * channels * slices : 0)
+        stages = .allocate(capacity: horizontalMajor ? Self.tile * height * channels * slices : 0)
+    }
+
+    deinit {
+        scratch.deallocate()
+        bands.deallocate()
+        stages.deallocate()
+    }
+
+    /// Output rows `rows` of `target`, with scratch `slice`.
+    func blur(_ source: Plane, into target: Plane, rows: Range<Int>, slice: Int) {
+        let c = channels
+        guard !horizontalMajor else {
+            // Line rows are the plane's columns; this slice's output rows are line columns. Copy the plane's rows the
+            // slice reaches (its rows, the line's reach across, a fresh chunk and a block), transposed.
+            let margin = Int((Double(steps) * abs(slope)).rounded(.up)) + Self.chunkBlocks * 8 + 16
+            let first = max(0, rows.lowerBound - margin), last = min(height, rows.upperBound + margin)
+            let band = bands + slice * width * height * c, bandRow = (last - first) * c
+            transpose(rows: first..<last, count: width, from: { UnsafePointer(source.row($0)) }, into: { band + $0 * bandRow })
+            // Finished line rows (plane columns) wait in `stage`, `tile` at a time, and go out transposed.
+            let stage = stages + slice * Self.tile * height * c, stageRow = rows.count * c
+            var staged = 0..<0
+            func flush() {
+                transpose(rows: staged, count: rows.count, from: { UnsafePointer(stage + ($0 - staged.lowerBound) * stageRow) },
+                          into: { target.row(rows.lowerBound + $0) + staged.lowerBound * c })
+            }
+            run(lines: 0..<width, columns: rows, origin: first, slice: slice,
+                row: { UnsafePointer(band + $0 * bandRow) }) { u, values in
+                if staged.count == Self.tile { flush(); staged = u..<u }
+                if staged.isEmpty { staged = u..<u }
+                (stage + (u - staged.lowerBound) * stageRow).update(from: values, count: stageRow)
+                staged = staged.lowerBound..<(u + 1)
+            }
+            flush()
+            return
+        }
+        run(lines: rows, columns: 0..<width, origin: 0, slice: slice, row: { UnsafePointer(source.row($0)) }) { y, values in
+            target.row(y).update(from: values, count: width * c)
+        }
+    }
+
+    /// Pixels per side of the tiles that `transpose` moves.
+    static let tile = 64
+
+    /// Transposes pixels: for each of `rows` and each x < `count`, pixel x of `from(row)` to pixel `row − lower` of
+    /// `into(x)` (`lower` = `rows.lowerBound`), a tile of rows at a time so that both sides stay in cache. Inside a
+    /// tile, squares of 8/channels pixels go as eight-byte words, one per row, transposed with shifts and masks.
+    private func transpose(rows: Range<Int>, count: Int, from: (Int) -> UnsafePointer<UInt8>,
+                           into: (Int) -> UnsafeMutablePointer<UInt8>) {
+        let c = channels, n = 8 / c
+        withUnsafeTemporaryAllocation(of: UnsafePointer<UInt8>.self, capacity: Self.tile) { inputs in
+            withUnsafeTemporaryAllocation(of: UnsafeMutablePointer<UInt8>.self, capacity: 8) { outputs in
+                withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 8) { words in
+                    for top in stride(from: rows.lowerBound, to: rows.upperBound, by: Self.tile) {
+                        let height = min(Self.tile, rows.upperBound - top), whole = height / n * n
+                        let offset = (top - rows.lowerBound) * c
+                        for r in 0..<height { inputs[r] = from(top + r) }
+                        /// Pixels `columns` of rows `band` one by one.
+                        func single(_ columns: Range<Int>, _ band: Range<Int>) {
+                            for x in columns {
+                                let output = into(x) + offset, at = x * c
+                                for r in band { for k in 0..<c { output[r * c + k] = inputs[r][at + k] } }
+                            }
+                        }
+                        var x = 0
+                        while x + n <= count {
+                            for i in 0..<n { outputs[i] = into(x + i) + offset }
+                            for group in stride(from: 0, to: whole, by: n) {
+                                for r in 0..<n { words[r] = UnsafeRawPointer(inputs[group + r] + x * c).loadUnaligned(as: UInt64.self) }
+                                // A constant size each, so that the swaps unroll.
+                                switch c {
+                                case 1: transposeSquare(words, elementBytes: 1)
+                                case 2: transposeSquare(words, elementBytes: 2)
+                                default: transposeSquare(words, elementBytes: 4)
+                                }
+                                for i in 0..<n {
+                                    UnsafeMutableRawPointer(outputs[i] + group * c).storeBytes(of: words[i], as: UInt64.self)
+                                }
+                            }
+                            single(x..<(x + n), whole..<height)
+                            x += n
+                        }
+                        single(x..<count, 0..<height)
+                    }
+                }
+            }
+        }
+    }
+
+    /// The grid offset of line row j: z = x − j·t = x + m + (p + w)/P for every column x.
+    @inline(__always) private func offset(_ j: Int) -> (m: Int, p: Int, w: Float) {
+        let v = -Double(j) * slope * Double(phases)
+        let whole = v.rounded(.down), k = Int(whole)
+        let m = k >= 0 ? k / phases : -((-k + phases - 1) / phases)
+        return (m, k - m * phases, Float(v - whole))
+    }
+
+    /// Blurs line rows `lines` at line columns `columns`, reading line row ρ (0…lineRows − 1) through `row` (line
+    /// column x at `(x − origin)·channels`) and handing each finished line row's samples to `emit`.
+    private func run(lines: Range<Int>, columns: Range<Int>, origin: Int, slice: Int,
+                     row: (Int) -> UnsafePointer<UInt8>, emit: (Int, UnsafePointer<UInt8>) -> Void) {
+        guard let firstLine = lines.first, let lastLine = lines.last, !columns.isEmpty else { return }
+        let c = channels, p = phases, k = steps, one = Self.weightOne
+        let base = scratch + slice * sliceScratch
+        let grid = base.assumingMemoryBound(to: Int32.self)
+        let entering = (base + p * gridStride * 4).assumingMemoryBound(to: Int16.self), leaving = entering + pairStride
+        let line = (base + p * gridStride * 4 + 2 * pairStride * 2).assumingMemoryBound(to: UInt8.self)
+        @inline(__always) func phase(_ q: Int) -> UnsafeMutablePointer<Int32> { grid + q * gridStride }
+        // Grid columns are numbered from the lowest any row of this run reads; blocks of 8 samples from there.
+        let (start, end) = (offset(firstLine).m, offset(lastLine).m)
+        let lowest = columns.lowerBound + min(start, end)
+        let totalBlocks = ((columns.upperBound + max(start, end) + 1 - lowest) * c + 7) / 8
+        let lastColumn = lineColumns - 1, lastRow = lineRows - 1
+        let scale = 1 / Float(one * (2 * k + 1))
+
+        /// Pairs (A(x), A(x + 1)) of line row ρ, x = the grid column of each sample plus ⌊ρ·t⌋, for the samples of
+        /// blocks from `block` on (`count` samples plus one pixel for a phase's extra shift), columns clamped.
+        func pairs(_ rho: Int, block: Int, count: Int, into target: UnsafeMutablePointer<Int16>) {
+            let input = row(min(max(rho, 0), lastRow))
+            let first = lowest + block * 8 / c + bases[rho + k]
+            let total = count + c
+            // Samples whose pixel x and x + 1 both lie inside the row go sixteen at a time.
+            let vectorStart = min(max(0, -first) * c, total)
+            let vectorEnd = max(vectorStart, min(total, (lastColumn - first) * c))
+            var done = vectorStart
+            while done + 16 <= vectorEnd {
+                let at = input + (first - origin) * c + done
+                let (low, high) = Lanes16.zipWidened(at, at + c)
+                let pointer = UnsafeMutableRawPointer(target + 2 * done).assumingMemoryBound(to: UInt8.self)
+                Lanes16.store(low, to: pointer)
+                Lanes16.store(high, to: pointer + 32)
+                done += 16
+            }
+            // The last few inside the row one by one.
+            for i in done..<vectorEnd {
+                let at = input + (first - origin) * c + i
+                (target[2 * i], target[2 * i + 1]) = (Int16(at[0]), Int16(at[c]))
+            }
+            /// Samples `range` at or beyond an edge: pixel `edge` paired with itself, eight samples per store.
+            @inline(__always) func clamped(_ range: Range<Int>, edge: Int) {
+                guard !range.isEmpty else { return }
+                var pattern = SIMD8<UInt32>()
+                for lane in 0..<8 {
+                    let value = UInt32(input[(edge - origin) * c + (range.lowerBound + lane) % c])
+                    pattern[lane] = value | value << 16
+                }
+                var i = range.lowerBound
+                while i + 8 <= range.upperBound {
+                    UnsafeMutableRawPointer(target + 2 * i).storeBytes(of: pattern, as: SIMD8<UInt32>.self)
+                    i += 8
+                }
+                for lane in 0..<(range.upperBound - i) {
+                    target[2 * (i + lane)] = Int16(pattern[lane] & 0xFF)
+                    target[2 * (i + lane) + 1] = Int16(pattern[lane] & 0xFF)
+                }
+            }
+            clamped(0..<vectorStart, edge: 0)
+            clamped(vectorEnd..<total, edge: lastColumn)
+        }
+
+        /// Grid blocks `blocks` summed afresh over the window of line row j.
+        func fresh(_ blocks: Range<Int>, at j: Int) {
+            guard !blocks.isEmpty else { return }
+            for q in 0..<p { phase(q).advanced(by: blocks.lowerBound * 8).update(repeating: 0, count: blocks.count * 8) }
+            let count = blocks.count * 8
+            for rho in (j - k)...(j + k) {
+                pairs(rho, block: blocks.lowerBound, count: count, into: entering)
+                let table = (rho + k) * p
+                for q in 0..<p {
+                    let weights = Lanes16.alternating(Int16(one) - self.weights[table + q], self.weights[table + q])
+                    let pairs = entering + 2 * extras[table + q] * c, sums = phase(q) + blocks.lowerBound * 8
+                    for i in stride(from: 0, to: count, by: 8) {
+                        let sum = UnsafeMutableRawPointer(sums + i)
+                        sum.storeBytes(of: sum.loadUnaligned(as: SIMD8<Int32>.self)
+                                       &+ Lanes16.multiplyAddPairs(Lanes16.load(UnsafePointer(pairs + 2 * i)), weights),
+                                       as: SIMD8<Int32>.self)
+                    }
+                }
+            }
+        }
+
+        /// Grid blocks `blocks` moved from the window of line row j to that of j + 1.
+        func advance(_ blocks: Range<Int>, from j: Int) {
+            guard !blocks.isEmpty else { return }
+            let count = blocks.count * 8
+            let enter = j + k + 1, leave = j - k
+            pairs(enter, block: blocks.lowerBound, count: count, into: entering)
+            pairs(leave, block: blocks.lowerBound, count: count, into: leaving)
+            let enterTable = (enter + k) * p, leaveTable = (leave + k) * p
+            // Phase by phase, so each phase's sums stream through once with the pair rows in cache.
+            for q in 0..<p {
+                let a = self.weights[enterTable + q], b = self.weights[leaveTable + q]
+                let added = Lanes16.alternating(Int16(one) - a, a), removed = Lanes16.alternating(Int16(one) - b, b)
+                let enter = UnsafePointer(entering + 2 * extras[enterTable + q] * c)
+                let leave = UnsafePointer(leaving + 2 * extras[leaveTable + q] * c)
+                let sums = phase(q) + blocks.lowerBound * 8
+                var i = 0
+                while i < count {
+                    let sum = UnsafeMutableRawPointer(sums + i)
+                    let change = Lanes16.multiplyAddPairs(Lanes16.load(enter + 2 * i), added)
+                        &- Lanes16.multiplyAddPairs(Lanes16.load(leave + 2 * i), removed)
+                    sum.storeBytes(of: sum.loadUnaligned(as: SIMD8<Int32>.self) &+ change, as: SIMD8<Int32>.self)
+                    i += 8
+                }
+            }
+        }
+
+        var kept = 0..<0
+        let samples = columns.count * c
+        for j in lines {
+            let (m, q, w) = offset(j)
+            // The grid samples this row reads: pixels x + m and x + m + 1 for x in `columns`.
+            let needed = ((columns.lowerBound + m - lowest) * c / 8)..<(((columns.upperBound + m + 1 - lowest) * c + 7) / 8)
+            if kept.isEmpty {
+                kept = needed
+                fresh(kept, at: j)
+            } else {
+                if needed.lowerBound < kept.lowerBound {
+                    let from = max(0, min(needed.lowerBound, kept.lowerBound - Self.chunkBlocks))
+                    fresh(from..<kept.lowerBound, at: j)
+                    kept = from..<kept.upperBound
+                }
+                if needed.upperBound > kept.upperBound {
+                    let to = min(totalBlocks, max(needed.upperBound, kept.upperBound + Self.chunkBlocks))
+                    fresh(kept.upperBound..<to, at: j)
+                    kept = kept.lowerBound..<to
+                }
+                // The window only slides one way: what falls behind it is never read again.
+                kept = slope > 0 ? kept.lowerBound..<needed.upperBound : needed.lowerBound..<kept.upperBound
+            }
+            // The mix of grid lines (m, q) and the next one, (m, q + 1) or (m + 1, 0).
+            let first = phase(q) + (columns.lowerBound + m - lowest) * c
+            let second = q + 1 < p ? phase(q + 1) + (columns.lowerBound + m - lowest) * c
+                                   : phase(0) + (columns.lowerBound + m + 1 - lowest) * c
+            let a = SIMD8<Float>(repeating: (1 - w) * scale), b = SIMD8<Float>(repeating: w * scale)
+            /// Eight mixed samples from i, rounded half up.
+            @inline(__always) func mixed(_ i: Int) -> SIMD8<Float> {
+                let x = SIMD8<Float>(UnsafeRawPointer(first + i).loadUnaligned(as: SIMD8<Int32>.self))
+                let y = SIMD8<Float>(UnsafeRawPointer(second + i).loadUnaligned(as: SIMD8<Int32>.self))
+                return x * a + y * b + 0.5
+            }
+            var i = 0
+            while i < samples {
+                Lanes16.narrow16(Lanes16.truncating(mixed(i), mixed(i + 8)), to: line + i)
+                i += 16
+            }
+            emit(j, UnsafePointer(line))
+            if j < lastLine { advance(kept, from: j) }
         }
     }
 }
@@ -580,6 +929,24 @@ final class PlaneZoomBlur: @unchecked Sendable {
                 }
             }
         }
+    }
+}
+
+/// Transposes the square of n × n elements of `elementBytes` bytes (n = 8 / elementBytes) held in `words[0..<n]`, word r
+/// being row r (element i at byte i·elementBytes, little-endian as on every target): afterwards word r is column r.
+/// Halves, then quarters, then elements swap between rows (the corner blocks of each square trade places).
+@inline(__always) private func transposeSquare(_ words: UnsafeMutableBufferPointer<UInt64>, elementBytes: Int) {
+    let n = 8 / elementBytes
+    var bits = 32, distance = n / 2
+    while bits >= 8 * elementBytes {
+        let mask: UInt64 = bits == 32 ? 0x0000_0000_FFFF_FFFF : bits == 16 ? 0x0000_FFFF_0000_FFFF : 0x00FF_00FF_00FF_00FF
+        for r in 0..<n where r & distance == 0 {
+            let swapped = ((words[r] >> UInt64(bits)) ^ words[r + distance]) & mask
+            words[r + distance] ^= swapped
+            words[r] ^= swapped << UInt64(bits)
+        }
+        bits /= 2
+        distance /= 2
     }
 }
 

@@ -1,6 +1,6 @@
 import Foundation
 import VFXCore
-import VFXFilters
+@testable import VFXFilters
 import VFXPipeline
 import VFXTestSupport
 import XCTest
@@ -128,43 +128,50 @@ final class ColorReductionTests: XCTestCase {
         return best
     }
 
-    func testPalettizeIsExactWithTiesAndCellBoundaries() throws {
-        for (name, palette) in Self.palettes.sorted(by: { $0.key < $1.key }) {
-            var colors: [[Int]] = []
-            // Every corner of the stage's 8×8×8 cells (coordinates 8n and 8n + 7): 64³ colours.
-            let corners = (0..<64).map { 8 * ($0 / 2) + 7 * ($0 % 2) }
-            for r in corners { for g in corners { for b in corners { colors.append([r, g, b]) } } }
-            // Colours at equal distance from two palette colours (midpoints, and points beside them on the bisecting
-            // plane), where the first of the two must win; and the palette colours themselves.
-            for (i, a) in palette.enumerated() {
-                for b in palette[(i + 1)...] {
-                    let ca = [(a >> 16) & 255, (a >> 8) & 255, a & 255], cb = [(b >> 16) & 255, (b >> 8) & 255, b & 255]
-                    let sum = zip(ca, cb).map { $0 + $1 }
-                    guard sum.allSatisfy({ $0 % 2 == 0 }) else { continue }
-                    let middle = sum.map { $0 / 2 }
-                    colors.append(middle)
-                    // middle + m·t with t ⟂ (b − a) stays equidistant from both: t = (d.y, −d.x, 0), (0, d.z, −d.y),
-                    // (d.z, 0, −d.x) for d = b − a, each divided by the gcd of its components.
-                    let d = zip(cb, ca).map { $0 - $1 }
-                    func gcd(_ a: Int, _ b: Int) -> Int { b == 0 ? abs(a) : gcd(b, a % b) }
-                    for t in [[d[1], -d[0], 0], [0, d[2], -d[1]], [d[2], 0, -d[0]]] {
-                        let g = t.reduce(0, gcd)
-                        guard g > 0 else { continue }
-                        for m in [1, -1, 3] {
-                            let point = zip(middle, t).map { $0 + m * $1 / g }
-                            guard point.allSatisfy({ (0...255).contains($0) }) else { continue }
-                            let da = zip(point, ca).reduce(0) { $0 + ($1.0 - $1.1) * ($1.0 - $1.1) }
-                            let db = zip(point, cb).reduce(0) { $0 + ($1.0 - $1.1) * ($1.0 - $1.1) }
-                            XCTAssertEqual(da, db)
-                            colors.append(point)
-                        }
+    /// The colours palettize is checked on for `palette`: every corner of the stage's cells, colours equidistant from
+    /// two palette colours, the palette colours, and random colours.
+    static func palettizeColors(_ palette: [Int]) -> [[Int]] {
+        var colors: [[Int]] = []
+        // Every corner of the stage's 8×8×8 cells (coordinates 8n and 8n + 7): 64³ colours.
+        let corners = (0..<64).map { 8 * ($0 / 2) + 7 * ($0 % 2) }
+        for r in corners { for g in corners { for b in corners { colors.append([r, g, b]) } } }
+        // Colours at equal distance from two palette colours (midpoints, and points beside them on the bisecting
+        // plane), where the first of the two must win; and the palette colours themselves.
+        for (i, a) in palette.enumerated() {
+            for b in palette[(i + 1)...] {
+                let ca = [(a >> 16) & 255, (a >> 8) & 255, a & 255], cb = [(b >> 16) & 255, (b >> 8) & 255, b & 255]
+                let sum = zip(ca, cb).map { $0 + $1 }
+                guard sum.allSatisfy({ $0 % 2 == 0 }) else { continue }
+                let middle = sum.map { $0 / 2 }
+                colors.append(middle)
+                // middle + m·t with t ⟂ (b − a) stays equidistant from both: t = (d.y, −d.x, 0), (0, d.z, −d.y),
+                // (d.z, 0, −d.x) for d = b − a, each divided by the gcd of its components.
+                let d = zip(cb, ca).map { $0 - $1 }
+                func gcd(_ a: Int, _ b: Int) -> Int { b == 0 ? abs(a) : gcd(b, a % b) }
+                for t in [[d[1], -d[0], 0], [0, d[2], -d[1]], [d[2], 0, -d[0]]] {
+                    let g = t.reduce(0, gcd)
+                    guard g > 0 else { continue }
+                    for m in [1, -1, 3] {
+                        let point = zip(middle, t).map { $0 + m * $1 / g }
+                        guard point.allSatisfy({ (0...255).contains($0) }) else { continue }
+                        let da = zip(point, ca).reduce(0) { $0 + ($1.0 - $1.1) * ($1.0 - $1.1) }
+                        let db = zip(point, cb).reduce(0) { $0 + ($1.0 - $1.1) * ($1.0 - $1.1) }
+                        precondition(da == db, "a point on the bisecting plane")
+                        colors.append(point)
                     }
                 }
-                colors.append([(a >> 16) & 255, (a >> 8) & 255, a & 255])
             }
-            // Random colours.
-            let noise = Self.noise(3 * 4000, seed: 7)
-            for i in 0..<4000 { colors.append([Int(noise[3 * i]), Int(noise[3 * i + 1]), Int(noise[3 * i + 2])]) }
+            colors.append([(a >> 16) & 255, (a >> 8) & 255, a & 255])
+        }
+        // Random colours.
+        let noise = Self.noise(3 * 4000, seed: 7)
+        for i in 0..<4000 { colors.append([Int(noise[3 * i]), Int(noise[3 * i + 1]), Int(noise[3 * i + 2])]) }
+        return colors
+    }
+
+    func testPalettizeIsExactWithTiesAndCellBoundaries() throws {
+        for (name, palette) in Self.palettes.sorted(by: { $0.key < $1.key }) {
+            let colors = Self.palettizeColors(palette)
             let width = 509, height = (colors.count + width - 1) / width
             var pixels = [UInt8](repeating: 0, count: 4 * width * height)
             for (i, c) in colors.enumerated() {
@@ -189,6 +196,51 @@ final class ColorReductionTests: XCTestCase {
         }
     }
 
+    /// The index of the palette colour nearest to `rgb` (the first on a tie).
+    static func nearestIndex(_ rgb: [Int], _ palette: [Int]) -> Int {
+        let best = nearest(rgb, palette)
+        return palette.firstIndex { [($0 >> 16) & 255, ($0 >> 8) & 255, $0 & 255] == best } ?? -1
+    }
+
+    /// Planar steps with many pixels in mixed cells are settled by a search over the whole palette in 32-bit lanes
+    /// (`PaletteKernel.nearestInLanes`), the others pixel by pixel through the finer tables; which one a step takes
+    /// depends on its pixels, so both are checked here directly on steps of 64 pixels, exactly (0: the definition is
+    /// exact): the lane search's colour numbers, and `map`'s R', G', B' codes, against the nearest colour computed here,
+    /// on every palette's cell corners, ties (where the first colour must win) and random colours.
+    func testPaletteLaneSearchAndStepsAreExact() throws {
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: PlanarStep.byteCount, alignment: 64)
+        defer { memory.deallocate() }
+        let step = PlanarStep(base: memory.assumingMemoryBound(to: UInt8.self))
+        let numbers = UnsafeMutableRawPointer(step.scratch + 128)
+        for (name, palette) in Self.palettes.sorted(by: { $0.key < $1.key }) {
+            let kernel = PaletteKernel(codes: palette.map { UInt32($0) })
+            let colors = Self.palettizeColors(palette)
+            var (wrongNumbers, wrongCodes) = (0, 0)
+            for start in stride(from: 0, to: colors.count, by: 64) {
+                let block = (0..<64).map { colors[min(start + $0, colors.count - 1)] }
+                func fill() {
+                    for (i, c) in block.enumerated() {
+                        for channel in 0..<3 {
+                            UnsafeMutableRawPointer(step.channel(i >> 4, channel)).storeBytes(of: Int16(c[channel]), toByteOffset: 2 * (i & 15),
+                                                                                              as: Int16.self)
+                        }
+                    }
+                }
+                fill()
+                kernel.nearestInLanes(step, to: step.scratch + 128)
+                fill()
+                kernel.map(step, rows: (0, 1))
+                for (i, c) in block.enumerated() {
+                    let number = Int(numbers.load(fromByteOffset: 2 * i, as: Int16.self))
+                    if number != Self.nearestIndex(c, palette) { wrongNumbers += 1 }
+                    if (0..<3).map({ Int(step.code(i >> 4, $0, i & 15)) }) != Self.nearest(c, palette) { wrongCodes += 1 }
+                }
+            }
+            XCTAssertEqual(wrongNumbers, 0, "\(name): lane search")
+            XCTAssertEqual(wrongCodes, 0, "\(name): steps")
+        }
+    }
+
     /// Palettize and dither on I420 and NV12 frames work in the frame's planes (32 columns × 2 rows a step, into the rows'
     /// padding); the bytes must be those of the round trip exactly: each frame converted to RGBA with VideoFX's
     /// conversion, the definition applied to each pixel here, the result converted back. Random luma and chroma bytes
@@ -201,6 +253,7 @@ final class ColorReductionTests: XCTestCase {
         let chains: [(String, (_ rgb: [Int], _ x: Int, _ y: Int) -> [Int])] = [
             ("palettize:palette=pico8", { rgb, _, _ in Self.nearest(rgb, Self.palettes["pico8"]!) }),
             ("palettize:palette=cga", { rgb, _, _ in Self.nearest(rgb, Self.palettes["cga"]!) }),
+            ("palettize:palette=gameboy", { rgb, _, _ in Self.nearest(rgb, Self.palettes["gameboy"]!) }),
             ("dither:levels=2", { rgb, x, y in rgb.map { Self.dither($0, levels: 2, x: x, y: y) } }),
             ("dither:levels=5", { rgb, x, y in rgb.map { Self.dither($0, levels: 5, x: x, y: y) } }),
             ("dither:levels=64", { rgb, x, y in rgb.map { Self.dither($0, levels: 64, x: x, y: y) } }),

@@ -253,6 +253,10 @@ struct PaletteKernel: RGBARowKernel, PlanarPixelKernel {
     private let pixels: [UInt32]
     /// R', G' and B' of colour n at byte n of both 16-byte halves (the shuffle tables of `map`).
     private let channelTables: [SIMD16<Int16>]
+    /// Per colour n, the 16-bit weights of `nearestInLanes`: (Rₙ, Gₙ) alternating at 2n, (Bₙ, 0) at 2n + 1.
+    private let laneWeights: [SIMD16<Int16>]
+    /// Per colour n, 16·|cₙ|² − (15 − n) (`nearestInLanes`).
+    private let laneOffsets: [Int32]
     private static let mixed: UInt8 = 0xFF
     private static let mixedSubcell: UInt16 = 0x8000
 
@@ -268,6 +272,12 @@ struct PaletteKernel: RGBARowKernel, PlanarPixelKernel {
             for (n, color) in colors.enumerated() { (bytes[n], bytes[16 + n]) = (UInt8(color[channel]), UInt8(color[channel])) }
             return unsafeBitCast(bytes, to: SIMD16<Int16>.self)
         }
+        laneWeights = colors.flatMap { color in
+            [0, 1].map { half in
+                SIMD16<Int16>((0..<16).map { lane in lane % 2 == 1 ? (half == 0 ? Int16(color.y) : 0) : Int16(half == 0 ? color.x : color.z) })
+            }
+        }
+        laneOffsets = colors.enumerated().map { n, color in 16 &* (color &* color).wrappedSum() &- Int32(15 - n) }
         let all = UInt32(1 << colors.count) - 1
         var cells = [UInt8](repeating: 0, count: 32 * 32 * 32), cellBlocks = [UInt16](repeating: 0, count: 32 * 32 * 32)
         var subcells: [UInt16] = [], values: [UInt8] = []
@@ -408,6 +418,36 @@ struct PaletteKernel: RGBARowKernel, PlanarPixelKernel {
         pass.run(self, source: source, target: target, format: format, width: width, height: height, slices: slices)
     }
 
+    /// The numbers of the nearest colours of the step's 64 pixels, over the whole palette in 32-bit lanes, in 16-bit
+    /// lanes at `numbers` (32 bytes per group). d(p, cₙ) = |p|² − (2p·cₙ − |cₙ|²), so the nearest colour has the largest
+    /// 2p·cₙ − |cₙ|²; each colour's score is 16(2p·cₙ − |cₙ|²) + (15 − n), the same order with the tie broken towards
+    /// the first colour in the low 4 bits, and the largest score over the colours gives the number as 15 − its low
+    /// bits. p·cₙ comes from two sums of 16-bit products, (R·Rₙ + G·Gₙ) and (B·Bₙ + 0), exact in 32 bits; the scores stay
+    /// within ±2²³.
+    @inline(__always) func nearestInLanes(_ step: PlanarStep, to numbers: UnsafeMutablePointer<UInt8>) {
+        let zero = Lanes16.splat(0), fifteen = SIMD8<Int32>(repeating: 15)
+        laneWeights.withUnsafeBufferPointer { weights in
+            laneOffsets.withUnsafeBufferPointer { offsets in
+                for group in 0..<4 {
+                    let red = Lanes16.load(step.channel(group, 0)), green = Lanes16.load(step.channel(group, 1))
+                    let blue = Lanes16.load(step.channel(group, 2))
+                    let redGreen = (Lanes16.interleaveLow(red, green), Lanes16.interleaveHigh(red, green))
+                    let blueZero = (Lanes16.interleaveLow(blue, zero), Lanes16.interleaveHigh(blue, zero))
+                    var best = (SIMD8<Int32>(repeating: .min), SIMD8<Int32>(repeating: .min))
+                    for n in 0..<offsets.count {
+                        let (first, second) = (Lanes16.vector(weights[2 &* n]), Lanes16.vector(weights[2 &* n &+ 1]))
+                        let offset = SIMD8<Int32>(repeating: offsets[n])
+                        let low = (Lanes16.multiplyAddPairs(redGreen.0, first) &+ Lanes16.multiplyAddPairs(blueZero.0, second)) &<< 5
+                        let high = (Lanes16.multiplyAddPairs(redGreen.1, first) &+ Lanes16.multiplyAddPairs(blueZero.1, second)) &<< 5
+                        best = (pointwiseMax(best.0, low &- offset), pointwiseMax(best.1, high &- offset))
+                    }
+                    Lanes16.store(Lanes16.packInterleaved(fifteen &- (best.0 & fifteen), fifteen &- (best.1 & fifteen)),
+                                  to: numbers + 32 &* group)
+                }
+            }
+        }
+    }
+
     func map(_ step: PlanarStep, rows: (Int, Int)) {
         // The 64 cell numbers R/8 + 32·G/8 + 1024·B/8 in 16-bit lanes, then each looked up; mixed cells read the
         // pixel's codes back from the step.
@@ -429,6 +469,12 @@ struct PaletteKernel: RGBARowKernel, PlanarPixelKernel {
                 let entry = tables.cells[Int(truncatingIfNeeded: cells[i])]
                 out[i] = UInt16(truncatingIfNeeded: entry)
                 mixed |= UInt64(truncatingIfNeeded: entry &>> 7) &<< UInt64(i)
+            }
+            // Many mixed pixels: every pixel of the step searched in lanes instead (the same numbers, cheaper than
+            // settling them one by one when they are at least half as many as the colours).
+            if mixed.nonzeroBitCount &* 2 >= pixels.count {
+                nearestInLanes(step, to: numbers)
+                mixed = 0
             }
             while mixed != 0 {
                 let i = mixed.trailingZeroBitCount

@@ -232,8 +232,9 @@ final class ColorReductionProcessor<Kernel: RGBARowKernel & PlanarPixelKernel>: 
 ///
 /// RGBA rows are looked up pixel by pixel (`run`, in the same two rounds as below). I420/NV12 steps (`map`, see `PlanarPixelKernel`) take the cell
 /// numbers of 64 pixels in 16-bit lanes, look the 64 cells up one by one without a branch (noting the mixed ones in a
-/// bit mask), settle the mixed ones after, and turn the colour numbers back into R', G', B' codes with three 16-entry
-/// byte shuffles.
+/// bit mask), settle the mixed ones after (one by one through the finer tables when they are fewer than half the
+/// colours, else every pixel of the step by the search over the whole palette in 32-bit lanes, `nearestInLanes`), and
+/// turn the colour numbers back into R', G', B' codes with three 16-entry byte shuffles.
 ///
 /// ```swift
 /// let kernel = PaletteKernel(codes: Palettes.codes("gameboy"))

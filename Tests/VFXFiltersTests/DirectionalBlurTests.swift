@@ -180,8 +180,9 @@ import VFXTestSupport
         return image.map { $0.map(SpatialFixtures.byte) }
     }
 
-    /// Tolerance 1 code: the kernel keeps its passes in 16 bits with seven bits below the byte (each pass rounds by at
-    /// most 1/256 of a code) and its positions in Float. Amounts 3 (two passes), 13 (four) and 300 (beyond the half
+    /// Tolerance 1 code: the kernel keeps its passes in 16 bits with seven bits below the byte, mixes them with Q15
+    /// weights and rounds (each pass moves a result by less than 3/256 of a code, nine passes by less than 0.11) and
+    /// keeps its positions in Float; so only the final rounding to bytes may land one code from the Double kernel's. Amounts 3 (two passes), 13 (four) and 300 (beyond the half
     /// diagonal of every frame here: the last sample is the centre itself), centres inside and on the border. Two slices.
     @Test(arguments: [(3.0, 0.5, 0.5), (13.0, 0.3, 0.8), (300.0, 1.0, 0.0)])
     func zoomBlurFollowsItsPasses(amount: Double, x: Double, y: Double) throws {

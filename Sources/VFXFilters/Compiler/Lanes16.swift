@@ -91,6 +91,10 @@ enum Lanes16 {
 
     /// 32 bytes at `pointer` as sixteen Int16 lanes.
     @inline(__always) static func load(_ pointer: UnsafePointer<Int16>) -> Vector { UnsafeRawPointer(pointer).loadUnaligned(as: Vector.self) }
+    /// Eight lanes at `low` as the first 128-bit half and eight at `high` as the second (two loads, `vinserti128`).
+    @inline(__always) static func load(low: UnsafePointer<Int16>, high: UnsafePointer<Int16>) -> Vector {
+        _mm256_set_m128i(UnsafeRawPointer(high).loadUnaligned(as: __m128i.self), UnsafeRawPointer(low).loadUnaligned(as: __m128i.self))
+    }
     @inline(__always) static func negate(_ a: Vector) -> Vector { _mm256_sub_epi16(_mm256_setzero_si256(), a) }
 
     /// The low 16 bits of a·b.
@@ -358,6 +362,10 @@ enum Lanes16 {
     }
 
     @inline(__always) static func load(_ pointer: UnsafePointer<Int16>) -> Vector { UnsafeRawPointer(pointer).loadUnaligned(as: Vector.self) }
+    @inline(__always) static func load(low: UnsafePointer<Int16>, high: UnsafePointer<Int16>) -> Vector {
+        Vector(lowHalf: UnsafeRawPointer(low).loadUnaligned(as: SIMD8<Int16>.self),
+               highHalf: UnsafeRawPointer(high).loadUnaligned(as: SIMD8<Int16>.self))
+    }
     @inline(__always) static func negate(_ a: Vector) -> Vector { 0 &- a }
     @inline(__always) static func multiplyLow(_ a: Vector, _ b: Int16) -> Vector { a &* Vector(repeating: b) }
     @inline(__always) static func shiftRightLogical(_ a: Vector, _ count: Int) -> Vector {

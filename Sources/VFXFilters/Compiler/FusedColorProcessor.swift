@@ -139,11 +139,7 @@ final class FusedColorProcessor: VideoProcessor {
                 slices.run(rows: bands) { range in
                     for band in range {
                         let rows = (band * Self.bandRows)..<min(height, (band + 1) * Self.bandRows)
-                        let parts = planes.enumerated().map { index, plane in
-                            let planeRows = isYUV && index > 0 ? (rows.lowerBound / 2)..<((rows.upperBound + 1) / 2) : rows
-                            return Plane(baseAddress: plane.row(planeRows.lowerBound), bytesPerRow: plane.bytesPerRow, width: plane.width,
-                                         height: planeRows.count, bytesPerPixel: plane.bytesPerPixel)
-                        }
+                        let parts = Self.band(of: planes, rows: rows, subsampled: isYUV)
                         kernel.apply(to: parts, width: width, height: rows.count, slices: SliceRunner(threads: 1))
                         vignette.darken(planes, frameRows: rows)
                     }
@@ -164,6 +160,16 @@ final class FusedColorProcessor: VideoProcessor {
         configured = nil
         vignetteInKernel = false
         vignette?.release()
+    }
+
+    /// Frame rows `rows` of `planes` as planes of their own; with `subsampled`, the planes after the first (4:2:0
+    /// chroma) cover the chroma rows of those frame rows.
+    static func band(of planes: [Plane], rows: Range<Int>, subsampled: Bool) -> [Plane] {
+        planes.enumerated().map { index, plane in
+            let planeRows = subsampled && index > 0 ? (rows.lowerBound / 2)..<((rows.upperBound + 1) / 2) : rows
+            return Plane(baseAddress: plane.row(planeRows.lowerBound), bytesPerRow: plane.bytesPerRow, width: plane.width,
+                         height: planeRows.count, bytesPerPixel: plane.bytesPerPixel)
+        }
     }
 
     static func chooseKernel(for run: [ColorTransform], format: FrameFormat) -> any ColorKernel {

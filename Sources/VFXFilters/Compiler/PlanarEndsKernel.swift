@@ -23,11 +23,7 @@ final class PlanarEndsKernel: ColorKernel {
         slices.run(rows: bands) { range in
             for band in range {
                 let rows = (band * bandRows)..<min(height, (band + 1) * bandRows)
-                let parts = planes.enumerated().map { index, plane in
-                    let planeRows = index > 0 ? (rows.lowerBound / 2)..<((rows.upperBound + 1) / 2) : rows
-                    return Plane(baseAddress: plane.row(planeRows.lowerBound), bytesPerRow: plane.bytesPerRow, width: plane.width,
-                                 height: planeRows.count, bytesPerPixel: plane.bytesPerPixel)
-                }
+                let parts = FusedColorProcessor.band(of: planes, rows: rows, subsampled: true)
                 let one = SliceRunner(threads: 1)
                 head?.apply(to: parts, width: width, height: rows.count, slices: one)
                 core.apply(to: parts, width: width, height: rows.count, slices: one)

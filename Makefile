@@ -16,12 +16,14 @@ build: setup
 demo: build
 	$$($(SWIFT) build $(SWIFT_BUILD_FLAGS) --show-bin-path)/vfx demo
 
-# Tests run optimized: the numeric code is 10-100x slower in debug builds. Then docs/porting.md's Swift blocks
+# Tests run optimized: the numeric code is 10-100x slower in debug builds. Then the kernels' portable code (what
+# arm64 runs) is tested in a second release build without the AVX2 intrinsics (docs/building.md), and docs/porting.md's Swift blocks
 # are built as a client package of the library (a debug build: about 4 minutes on a busy 2-core machine).
 test:
 	scripts/setup.sh --python
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS) -Xswiftc -enable-testing --build-tests
 	$(SWIFT) test $(SWIFT_BUILD_FLAGS) -Xswiftc -enable-testing --skip-build
+	SWIFT=$(SWIFT) scripts/test-portable.sh
 	SWIFT=$(SWIFT) scripts/check-porting.sh
 
 # The release binary links FFmpeg's shared libraries from Debian and the Swift runtime from the

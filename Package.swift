@@ -5,11 +5,13 @@ import PackageDescription
 // library calls (see docs/building.md). x86-64: Haswell (AVX2 + FMA, 2013 and later). arm64: the
 // toolchain's default, which already has NEON and FMA.
 // `VFX_HASWELL` tells code that may use AVX2 intrinsics that it is compiled for that baseline.
+// `VFX_PORTABLE_KERNELS=1` in the environment of `swift build` leaves `VFX_HASWELL` out (same baseline CPU), so
+// the kernels' portable code, which arm64 runs, is what an x86-64 build runs: `scripts/test-portable.sh`.
 #if arch(x86_64)
+let portableKernels = Context.environment["VFX_PORTABLE_KERNELS"] == "1"
 let baselineCPU: [SwiftSetting] = [
     .unsafeFlags(["-target-cpu", "haswell"], .when(configuration: .release)),
-    .define("VFX_HASWELL", .when(configuration: .release)),
-]
+] + (portableKernels ? [] : [.define("VFX_HASWELL", .when(configuration: .release))])
 #else
 let baselineCPU: [SwiftSetting] = []
 #endif

@@ -224,8 +224,9 @@ final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
     }
 
     /// A run's per-plane filters at its start and end (`FusedColorProcessor.planarEnds`) are applied plane by plane, as
-    /// those filters alone are, and the rest of the run in R'G'B': the fused run is byte for byte its three parts applied
-    /// one after the other (head, core, tail: the same fixed-point steps), on I420 and NV12, one and two threads; and
+    /// those filters alone are, and the rest of the run in R'G'B': the fused run (as passes over bands, and inside the
+    /// fixed-point kernel's loop as with a vignette) is byte for byte its three parts applied one after the other
+    /// (head, core, tail: the same fixed-point steps), on I420 and NV12, one and two threads; and
     /// within 2 codes of the definition in doubles (the ends' formulas, each result rounded to a code as a stored frame
     /// is, the core's definition): a head sample the fixed point rounds the other way (it is within 0.025 code of the
     /// exact value) moves the core's input by a code, up to 1.4 codes at its output. At least 99 % within 1 code.
@@ -254,8 +255,12 @@ final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
         for (head, core, tail, perPlaneHead, perPlaneTail, fixed) in cases {
             let chain = [head, core, tail].compactMap { $0 }.joined(separator: ",")
             let run = try transforms(chain, format: format)
-            let kernel = FusedColorProcessor.chooseKernel(for: run, format: format)
-            XCTAssertTrue(fixed ? kernel is FixedPointRunKernel : kernel is PlanarEndsKernel, chain)
+            // The ends run as passes over bands around the core's kernel; with a vignette to fuse, inside the
+            // fixed-point kernel's loop (checked here without the vignette, on the kernel itself).
+            let banded = try XCTUnwrap(FusedColorProcessor.chooseKernel(for: run, format: format) as? PlanarEndsKernel, chain)
+            XCTAssertEqual(banded.core is FixedPointRunKernel, fixed, chain)
+            let looped = FusedColorProcessor.chooseKernel(for: run, format: format, fusingVignette: true)
+            XCTAssertTrue(fixed ? looped is FixedPointRunKernel : looped is PlanarEndsKernel, chain)
             // The definition: head per plane, rounded; the core's definition, rounded; the tail per plane.
             let headed = perPlane(input, perPlaneHead)
             let cored = expected(headed, run: try transforms(core, format: format), vignette: nil).map { UInt8($0.rounded().clamped(0, 255)) }
@@ -264,13 +269,18 @@ final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
                 let frame = RawFrames.frame(bytes, format: pixelFormat, width: width, height: height)
                 var stepwise = frame
                 for part in [head, core, tail].compactMap({ $0 }) { stepwise = try TestSupport.apply(part, to: stepwise) }
-                for threads in [1, 2] {
-                    let fused = try TestSupport.apply(chain, to: frame, threads: threads)
-                    XCTAssertEqual(RawFrames.bytes(fused), RawFrames.bytes(stepwise), "\(chain) on \(pixelFormat), \(threads) thread(s)")
-                    var output = RawFrames.bytes(fused)
-                    if pixelFormat == .nv12 { output = i420(fromNV12: output) }
-                    let differences = zip(output, want).map { abs(Int($0) - Int($1)) }
-                    XCTAssertLessThanOrEqual(differences.max() ?? 0, 2, "\(chain) on \(pixelFormat)")
+                var inLoop = frame
+                let kernel = FusedColorProcessor.chooseKernel(for: run, format: FrameFormat(pixelFormat: pixelFormat, width: width, height: height),
+                                                              fusingVignette: true)
+                inLoop.withMutablePlanes { kernel.apply(to: $0, width: width, height: height, slices: SliceRunner(threads: 2)) }
+                var outputs = [("the loop's ends", inLoop)]
+                for threads in [1, 2] { outputs.append(("bands, \(threads) thread(s)", try TestSupport.apply(chain, to: frame, threads: threads))) }
+                for (name, output) in outputs {
+                    XCTAssertEqual(RawFrames.bytes(output), RawFrames.bytes(stepwise), "\(chain) on \(pixelFormat), \(name)")
+                    var bytes = RawFrames.bytes(output)
+                    if pixelFormat == .nv12 { bytes = i420(fromNV12: bytes) }
+                    let differences = zip(bytes, want).map { abs(Int($0) - Int($1)) }
+                    XCTAssertLessThanOrEqual(differences.max() ?? 0, 2, "\(chain) on \(pixelFormat), \(name)")
                     XCTAssertGreaterThanOrEqual(Double(differences.filter { $0 <= 1 }.count) / Double(differences.count), 0.99, chain)
                 }
             }

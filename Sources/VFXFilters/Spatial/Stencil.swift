@@ -9,7 +9,7 @@ struct Neighborhood {
     let southWest: SIMD16<Float>, south: SIMD16<Float>, southEast: SIMD16<Float>
 }
 
-/// A point-wise function of a 3×3 neighbourhood: sharpen, edges, emboss, median.
+/// A point-wise function of a 3×3 neighbourhood: sharpen, edges, emboss.
 protocol StencilKernel {
     /// The result for the sixteen centre samples, in byte units (stored rounded and clamped).
     func apply(_ neighborhood: Neighborhood) -> SIMD16<Float>
@@ -100,8 +100,8 @@ enum StencilPlaneRole {
     case fill(UInt8)
 }
 
-/// The stage of the 3×3 filters (sharpen, edges, emboss, median): one `PlaneStencil` per filtered plane,
-/// output to a buffer from a pool made at configure time.
+/// The stage of the 3×3 filters (sharpen, edges, emboss, median): one `PlaneStencil` (the median: one `PlaneMedian`,
+/// which works on the bytes directly) per filtered plane, output to a buffer from a pool made at configure time.
 ///
 /// ```swift
 /// let stage = StencilProcessor(.median, slices: SliceRunner(threads: 1))
@@ -128,6 +128,7 @@ final class StencilProcessor: VideoProcessor {
     let filter: Filter
     let slices: SliceRunner
     private var stencils: [PlaneStencil?] = []
+    private var medians: [PlaneMedian?] = []
     private var roles: [StencilPlaneRole] = []
     private var levels: [PlaneLevels] = []
     private var pool: BufferPool?
@@ -149,11 +150,17 @@ final class StencilProcessor: VideoProcessor {
             }
         }
         levels = (0..<format.planeCount).map { PlaneLevels(format: format, color: input.color, plane: $0) }
+        let isMedian = if case .median = filter { true } else { false }
+        let sizes = roles.indices.map { format.planeSize($0, width: input.width, height: input.height) }
         stencils = roles.enumerated().map { index, role in
-            guard case .filter = role else { return nil }
-            let size = format.planeSize(index, width: input.width, height: input.height)
-            return PlaneStencil(width: size.width, height: size.height, channels: format.bytesPerPixel(plane: index),
-                                slices: slices.threads)
+            guard case .filter = role, !isMedian else { return nil }
+            return PlaneStencil(width: sizes[index].width, height: sizes[index].height,
+                                channels: format.bytesPerPixel(plane: index), slices: slices.threads)
+        }
+        medians = roles.enumerated().map { index, role in
+            guard case .filter = role, isMedian else { return nil }
+            return PlaneMedian(width: sizes[index].width, height: sizes[index].height,
+                               channels: format.bytesPerPixel(plane: index), slices: slices.threads)
         }
         pool = BufferPool(format: format, width: input.width, height: input.height, capacity: 4)
         return input
@@ -172,13 +179,12 @@ final class StencilProcessor: VideoProcessor {
                 case .fill(let value):
                     for y in 0..<target.height { target.row(y).update(repeating: value, count: target.width * target.bytesPerPixel) }
                 case .filter:
-                    guard let stencil = stencils[index] else { continue }
                     let levels = self.levels[index]
                     switch filter {
-                    case .sharpen(let amount): stencil.run(source: plane, target: target, kernel: SharpenKernel(amount: amount, levels: levels))
-                    case .edges(let amount): stencil.run(source: plane, target: target, kernel: EdgesKernel(amount: amount, levels: levels))
-                    case .emboss(let amount): stencil.run(source: plane, target: target, kernel: EmbossKernel(amount: amount, levels: levels))
-                    case .median: stencil.run(source: plane, target: target, kernel: MedianKernel())
+                    case .sharpen(let amount): stencils[index]?.run(source: plane, target: target, kernel: SharpenKernel(amount: amount, levels: levels))
+                    case .edges(let amount): stencils[index]?.run(source: plane, target: target, kernel: EdgesKernel(amount: amount, levels: levels))
+                    case .emboss(let amount): stencils[index]?.run(source: plane, target: target, kernel: EmbossKernel(amount: amount, levels: levels))
+                    case .median: medians[index]?.run(source: plane, target: target)
                     }
                 }
             }
@@ -188,6 +194,7 @@ final class StencilProcessor: VideoProcessor {
 
     func release() {
         stencils = []
+        medians = []
         pool = nil
     }
 }

@@ -158,7 +158,7 @@ final class PlaneMotionBlur: @unchecked Sendable {
     private let pairStride: Int
     /// The slices' rings of pair rows, one after the other.
     private let rings: UnsafeMutablePointer<Int16>
-    /// Lines off the axes with K of at least `longLine` (along y; along x, where the grid works on a transposed copy,
+    /// Lines off the axes with K of at least `longLine` (along y; along x, where the grid works on transposed columns,
     /// the larger one) take running sums on a grid of phases (`PlaneLineSums`) instead of taps: about where the two
     /// cost the same.
     static let longLine = (alongY: 32, alongX: 40)
@@ -364,16 +364,16 @@ extension PlaneMotionBlur {
 /// side of each pixel's own line.
 ///
 /// The line through a pixel is written in *line coordinates*: line rows j along the major axis (y when the line runs
-/// along y; x otherwise, on a transposed copy of the plane) and columns across it, so sample s of the line through
-/// (row j, column x) lies at row j + s and column x + s·t. With z = x − j·t, that is column z + ρ·t of row ρ = j + s:
-/// every pixel with the same z shares the same line. The grid holds, for every column offset z = m + p/P (m an
-/// integer, p = 0…P−1), the sum over the window's 2K+1 rows of the bilinear sample of row ρ at column z + ρ·t:
-/// R(m, p) = Σρ (1 − f)·A(m + n) + f·A(m + n + 1), where n and f are the integer part and fraction of p/P + ρ·t (the same
-/// for every m, so each row is one `vpmaddwd` of 16-bit neighbour pairs per phase). Moving from output row j to j + 1
-/// adds the row entering the window and subtracts the one leaving it, in exact Int32 sums; each pixel then mixes the
-/// two grid lines around its own z linearly (the fraction of z·P). Only the grid columns that the current row's pixels
-/// read are kept up to date (a window of the row's width that slides by |t| per row); columns that come into it are
-/// summed afresh over the whole window, 64 samples at a time.
+/// along y; x otherwise, the plane's columns transposed into a ring as the window reaches them) and columns across it,
+/// so sample s of the line through (row j, column x) lies at row j + s and column x + s·t. With z = x − j·t, that is
+/// column z + ρ·t of row ρ = j + s: every pixel with the same z shares the same line. The grid holds, for every column
+/// offset z = m + p/P (m an integer, p = 0…P−1), the sum over the window's 2K+1 rows of the bilinear sample of row ρ at
+/// column z + ρ·t: R(m, p) = Σρ (1 − f)·A(m + n) + f·A(m + n + 1), where n and f are the integer part and fraction of
+/// p/P + ρ·t (the same for every m, so each row is one `vpmaddwd` of 16-bit neighbour pairs per phase). Moving from
+/// output row j to j + 1 adds the row entering the window and subtracts the one leaving it, in exact Int32 sums; each
+/// pixel then mixes the two grid lines around its own z linearly (the fraction of z·P). Only the grid columns that the
+/// current row's pixels read are kept up to date (a window of the row's width that slides by |t| per row); columns that
+/// come into it are summed afresh over the whole window, 64 samples at a time.
 ///
 /// Exact against the definition where the grid lines bracket no kink of the row's linear interpolation; where one does
 /// (a fraction 1/P of the samples), that sample is off by at most |second difference across the line| / (4P). With

@@ -506,7 +506,8 @@ final class PlaneLineSums: @unchecked Sendable {
         }
     }
 
-    /// Rows of the output that wait for their transpose back, and source rows that `transposePixels` moves at a time.
+    /// Line rows transposed into a slice's ring at a time, rows of the output that wait for their transpose back, and
+    /// source rows that `transposePixels` moves at a time.
     static let tile = 64
 
     /// Transposes pixels: pixel x of source row r (at `source` + r·`sourceStride`) to pixel r of target row x (at

@@ -1,6 +1,6 @@
 import Foundation
 import VFXCore
-import VFXFilters
+@testable import VFXFilters
 import VFXTestSupport
 import XCTest
 
@@ -106,6 +106,26 @@ final class BlurCatalogTests: XCTestCase {
                 }
             }
         }
+    }
+
+    /// The sigma filter's mean (`NoiseReductionProcessor.mean`: x = sum + ⌊count/2⌋ over count in Float, truncated)
+    /// against ⌊x / count⌋ in integers for every pair that can occur: every count 1…81 (radius 4's square) with every
+    /// sum 0…255·count, sixteen lanes at a time, exactly (tolerance 0). The frames above reach only the pairs their
+    /// pictures have; this is the proof by exhaustion of the argument in `mean`'s comment.
+    func testNoiseReductionMeanIsExactForEveryCountAndSum() {
+        var sums: [Int16] = [], counts: [Int16] = []
+        for count in 1...81 {
+            for sum in 0...(255 * count) { sums.append(Int16(sum)); counts.append(Int16(count)) }
+        }
+        while sums.count % 16 != 0 { sums.append(0); counts.append(1) }
+        var wrong = 0
+        for start in stride(from: 0, to: sums.count, by: 16) {
+            let sum = SIMD16<Int16>(sums[start..<(start + 16)]), count = SIMD16<Int16>(counts[start..<(start + 16)])
+            let mean = Lanes16.lanes(NoiseReductionProcessor.mean(Lanes16.vector(sum), Lanes16.vector(count)))
+            for lane in 0..<16 where Int(mean[lane]) != (Int(sum[lane]) + Int(count[lane]) / 2) / Int(count[lane]) { wrong += 1 }
+        }
+        XCTAssertEqual(sums.count, 846_944)
+        XCTAssertEqual(wrong, 0)
     }
 
     /// `noise-reduction` on `frame` against the sigma filter's integer mean, plane by plane.

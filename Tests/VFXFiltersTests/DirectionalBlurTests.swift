@@ -126,25 +126,46 @@ import VFXTestSupport
     func longMotionBlurFollowsItsDefinition(degrees: Double) throws {
         for format in Self.formats {
             for (width, height, radius) in [(83, 47, 80.0), (247, 40, 110.0), (39, 71, 200.0)] {
-                let frame = Self.noise(format, width: width, height: height)
-                let output = try SpatialFixtures.apply("motion-blur:radius=\(radius):angle=\(degrees)", to: frame)
-                for index in 0..<frame.planeCount {
-                    let source = SpatialFixtures.rows(frame, index), c = frame.plane(index).bytesPerPixel
-                    let planeRadius = radius * Double(source[0].count / c) / Double(width)
-                    let result = SpatialFixtures.doubles(SpatialFixtures.rows(output, index))
-                    let label = "\(format) \(width)x\(height) radius \(radius) angle \(degrees) plane \(index)"
-                    let kernel = Self.motionBlurPhases(source, channels: c, radius: planeRadius, degrees: degrees)
-                    let expected = Self.motionBlur(source, channels: c, radius: planeRadius, degrees: degrees)
-                    let toKernel = SpatialFixtures.maxDifference(result, kernel)
-                    let toDefinition = SpatialFixtures.maxDifference(result, expected)
-                    #expect(toDefinition <= 1, "\(label): \(toDefinition) from the definition")
-                    // Planes whose line is shorter (K below 32 along y, 40 along x) take the taps, exact instead.
-                    let angle = degrees * .pi / 180, alongX = abs(cos(angle)) >= abs(sin(angle))
-                    let slope = min(abs(tan(angle)), abs(1 / tan(angle)))
-                    if Int((planeRadius / (1 + slope * slope).squareRoot()).rounded()) >= (alongX ? 40 : 32) {
-                        #expect(toKernel <= 0.55, "\(label): \(toKernel) from the kernel")
-                    }
-                }
+                try Self.checkLongMotionBlur(format, width: width, height: height, radius: radius, degrees: degrees, threads: 2)
+            }
+        }
+    }
+
+    /// Long lines along x on frames wider than the ring of transposed line rows each slice keeps (the window's 2K + 2
+    /// rows and up to 63 more, in tiles of 64): rows leave the ring and others take their places, so a row read after
+    /// its place was taken would show. 300×20 at radius 60 (16 phases; K = 52 and 56, rings of 192 rows) and 400×16 at
+    /// radius 120 (8 phases, rings of 320; the chroma planes, 200 wide at radius 60, wrap their rings of 192 too), at
+    /// 30° and −20°, three slices (bands cut by the frame's edges in different places). Tolerances as above.
+    @Test(arguments: [30.0, -20.0])
+    func longMotionBlurAlongXOnFramesWiderThanItsRing(degrees: Double) throws {
+        for format in Self.formats {
+            for (width, height, radius) in [(300, 20, 60.0), (400, 16, 120.0)] {
+                try Self.checkLongMotionBlur(format, width: width, height: height, radius: radius, degrees: degrees, threads: 3)
+            }
+        }
+    }
+
+    /// motion-blur on noise against the definition (within one code) and, on planes whose line takes the grid of
+    /// phases, against the kernel as documented (within 0.55), plane by plane.
+    static func checkLongMotionBlur(_ format: PixelFormat, width: Int, height: Int, radius: Double, degrees: Double,
+                                    threads: Int) throws {
+        let frame = Self.noise(format, width: width, height: height)
+        let output = try SpatialFixtures.apply("motion-blur:radius=\(radius):angle=\(degrees)", to: frame, threads: threads)
+        for index in 0..<frame.planeCount {
+            let source = SpatialFixtures.rows(frame, index), c = frame.plane(index).bytesPerPixel
+            let planeRadius = radius * Double(source[0].count / c) / Double(width)
+            let result = SpatialFixtures.doubles(SpatialFixtures.rows(output, index))
+            let label = "\(format) \(width)x\(height) radius \(radius) angle \(degrees) plane \(index)"
+            let kernel = Self.motionBlurPhases(source, channels: c, radius: planeRadius, degrees: degrees)
+            let expected = Self.motionBlur(source, channels: c, radius: planeRadius, degrees: degrees)
+            let toKernel = SpatialFixtures.maxDifference(result, kernel)
+            let toDefinition = SpatialFixtures.maxDifference(result, expected)
+            #expect(toDefinition <= 1, "\(label): \(toDefinition) from the definition")
+            // Planes whose line is shorter (K below 32 along y, 40 along x) take the taps, exact instead.
+            let angle = degrees * .pi / 180, alongX = abs(cos(angle)) >= abs(sin(angle))
+            let slope = min(abs(tan(angle)), abs(1 / tan(angle)))
+            if Int((planeRadius / (1 + slope * slope).squareRoot()).rounded()) >= (alongX ? 40 : 32) {
+                #expect(toKernel <= 0.55, "\(label): \(toKernel) from the kernel")
             }
         }
     }

@@ -158,7 +158,7 @@ final class PlaneMotionBlur: @unchecked Sendable {
     private let pairStride: Int
     /// The slices' rings of pair rows, one after the other.
     private let rings: UnsafeMutablePointer<Int16>
-    /// Lines off the axes with K of at least `longLine` (along y; along x, where the grid works on a transposed copy,
+    /// Lines off the axes with K of at least `longLine` (along y; along x, where the grid works on transposed columns,
     /// the larger one) take running sums on a grid of phases (`PlaneLineSums`) instead of taps: about where the two
     /// cost the same.
     static let longLine = (alongY: 32, alongX: 40)
@@ -364,16 +364,16 @@ extension PlaneMotionBlur {
 /// side of each pixel's own line.
 ///
 /// The line through a pixel is written in *line coordinates*: line rows j along the major axis (y when the line runs
-/// along y; x otherwise, on a transposed copy of the plane) and columns across it, so sample s of the line through
-/// (row j, column x) lies at row j + s and column x + s·t. With z = x − j·t, that is column z + ρ·t of row ρ = j + s:
-/// every pixel with the same z shares the same line. The grid holds, for every column offset z = m + p/P (m an
-/// integer, p = 0…P−1), the sum over the window's 2K+1 rows of the bilinear sample of row ρ at column z + ρ·t:
-/// R(m, p) = Σρ (1 − f)·A(m + n) + f·A(m + n + 1), where n and f are the integer part and fraction of p/P + ρ·t (the same
-/// for every m, so each row is one `vpmaddwd` of 16-bit neighbour pairs per phase). Moving from output row j to j + 1
-/// adds the row entering the window and subtracts the one leaving it, in exact Int32 sums; each pixel then mixes the
-/// two grid lines around its own z linearly (the fraction of z·P). Only the grid columns that the current row's pixels
-/// read are kept up to date (a window of the row's width that slides by |t| per row); columns that come into it are
-/// summed afresh over the whole window, 64 samples at a time.
+/// along y; x otherwise, the plane's columns transposed into a ring as the window reaches them) and columns across it,
+/// so sample s of the line through (row j, column x) lies at row j + s and column x + s·t. With z = x − j·t, that is
+/// column z + ρ·t of row ρ = j + s: every pixel with the same z shares the same line. The grid holds, for every column
+/// offset z = m + p/P (m an integer, p = 0…P−1), the sum over the window's 2K+1 rows of the bilinear sample of row ρ at
+/// column z + ρ·t: R(m, p) = Σρ (1 − f)·A(m + n) + f·A(m + n + 1), where n and f are the integer part and fraction of
+/// p/P + ρ·t (the same for every m, so each row is one `vpmaddwd` of 16-bit neighbour pairs per phase). Moving from
+/// output row j to j + 1 adds the row entering the window and subtracts the one leaving it, in exact Int32 sums; each
+/// pixel then mixes the two grid lines around its own z linearly (the fraction of z·P). Only the grid columns that the
+/// current row's pixels read are kept up to date (a window of the row's width that slides by |t| per row); columns that
+/// come into it are summed afresh over the whole window, 64 samples at a time.
 ///
 /// Exact against the definition where the grid lines bracket no kink of the row's linear interpolation; where one does
 /// (a fraction 1/P of the samples), that sample is off by at most |second difference across the line| / (4P). With
@@ -405,8 +405,13 @@ final class PlaneLineSums: @unchecked Sendable {
     /// Int16 of each of a slice's two pair rows.
     private let pairStride: Int
     private let scratch: UnsafeMutableRawPointer
-    /// When the line runs along x, per slice: the plane transposed (rows along x), and `tile` finished rows of the
-    /// transposed output on their way back.
+    /// When the line runs along x: the most output rows a slice has (`SliceRunner` gives at most ⌈height / slices⌉),
+    /// the plane rows its output rows reach either side (the line's reach across, |t|·K, a fresh chunk and a block),
+    /// the plane rows a slice's band holds (its own plus the reach either side, at most the plane's), and the line
+    /// rows a slice keeps transposed (`bands`).
+    private let sliceRows: Int, reach: Int, bandRows: Int, ringRows: Int
+    /// When the line runs along x, per slice: a ring of `ringRows` line rows (plane columns) of its band, transposed,
+    /// and `tile` finished rows of the transposed output on their way back. Made once here for every frame.
     private let bands: UnsafeMutablePointer<UInt8>, stages: UnsafeMutablePointer<UInt8>
 
     init(width: Int, height: Int, channels: Int, steps: Int, slope: Double, horizontalMajor: Bool, slices: Int) {
@@ -439,8 +444,14 @@ final class PlaneLineSums: @unchecked Sendable {
         let slices = max(slices, 1)
         scratch = .allocate(byteCount: sliceScratch * slices, alignment: 64)
         scratch.initializeMemory(as: UInt8.self, repeating: 0, count: sliceScratch * slices)
-        bands = .allocate(capacity: horizontalMajor ? width * height * channels * slices : 0)
-        stages = .allocate(capacity: horizontalMajor ? Self.tile * height * channels * slices : 0)
+        sliceRows = (height + slices - 1) / slices
+        reach = Int((Double(steps) * abs(slope)).rounded(.up)) + Self.chunkBlocks * 8 + 16
+        bandRows = min(height, sliceRows + 2 * reach)
+        // The window's 2K + 2 rows (it moves from j − K … j + K to j + 1 − K … j + 1 + K) and the rest of the last tile
+        // transposed, up to 63 more, in whole tiles; at most the plane's width.
+        ringRows = (min(2 * steps + 2 + Self.tile - 1, width) + Self.tile - 1) / Self.tile * Self.tile
+        bands = .allocate(capacity: horizontalMajor ? ringRows * bandRows * channels * slices : 0)
+        stages = .allocate(capacity: horizontalMajor ? Self.tile * sliceRows * channels * slices : 0)
     }
 
     deinit {
@@ -449,25 +460,39 @@ final class PlaneLineSums: @unchecked Sendable {
         stages.deallocate()
     }
 
-    /// Output rows `rows` of `target`, with scratch `slice`.
+    /// Output rows `rows` of `target`, with scratch `slice`: one of the slices `SliceRunner(threads: slices)` makes of
+    /// the plane's rows (at most ⌈height / slices⌉ of them).
     func blur(_ source: Plane, into target: Plane, rows: Range<Int>, slice: Int) {
         let c = channels
         guard !horizontalMajor else {
-            // Line rows are the plane's columns; this slice's output rows are line columns. Copy the plane's rows the
-            // slice reaches (its rows, the line's reach across, a fresh chunk and a block), transposed.
-            let margin = Int((Double(steps) * abs(slope)).rounded(.up)) + Self.chunkBlocks * 8 + 16
-            let first = max(0, rows.lowerBound - margin), last = min(height, rows.upperBound + margin)
-            let band = bands + slice * width * height * c, bandRow = (last - first) * c
-            transpose(rows: first..<last, count: width, from: { UnsafePointer(source.row($0)) }, into: { band + $0 * bandRow })
+            guard !rows.isEmpty else { return }
+            precondition(rows.count <= sliceRows, "PlaneLineSums: a slice of at most ⌈height / slices⌉ rows")
+            // Line rows are the plane's columns; this slice's output rows are line columns. The plane's rows the slice
+            // reaches are its band; the band's columns are transposed into the ring `tile` at a time, just before the
+            // window reaches them. Rows are read in order (the clamped ones at either end are the oldest and the newest),
+            // never more than 2K + 1 behind the newest, which the ring still holds.
+            let first = max(0, rows.lowerBound - reach), last = min(height, rows.upperBound + reach)
+            let band = bands + slice * ringRows * bandRows * c, bandRow = (last - first) * c
+            let corner = UnsafePointer(source.row(first))
+            var transposed = 0
+            /// Line row ρ, transposing the tiles up to it first.
+            func line(_ rho: Int) -> UnsafePointer<UInt8> {
+                while transposed <= rho {
+                    let count = min(Self.tile, width - transposed)
+                    transposePixels(corner + transposed * c, stride: source.bytesPerRow, rows: last - first, columns: count,
+                                    into: band + transposed % ringRows * bandRow, stride: bandRow)
+                    transposed += count
+                }
+                return UnsafePointer(band + rho % ringRows * bandRow)
+            }
             // Finished line rows (plane columns) wait in `stage`, `tile` at a time, and go out transposed.
-            let stage = stages + slice * Self.tile * height * c, stageRow = rows.count * c
+            let stage = stages + slice * Self.tile * sliceRows * c, stageRow = rows.count * c
             var staged = 0..<0
             func flush() {
-                transpose(rows: staged, count: rows.count, from: { UnsafePointer(stage + ($0 - staged.lowerBound) * stageRow) },
-                          into: { target.row(rows.lowerBound + $0) + staged.lowerBound * c })
+                transposePixels(UnsafePointer(stage), stride: stageRow, rows: staged.count, columns: rows.count,
+                                into: target.row(rows.lowerBound) + staged.lowerBound * c, stride: target.bytesPerRow)
             }
-            run(lines: 0..<width, columns: rows, origin: first, slice: slice,
-                row: { UnsafePointer(band + $0 * bandRow) }) { u, values in
+            run(lines: 0..<width, columns: rows, origin: first, slice: slice, row: line) { u, values in
                 if staged.count == Self.tile { flush(); staged = u..<u }
                 if staged.isEmpty { staged = u..<u }
                 (stage + (u - staged.lowerBound) * stageRow).update(from: values, count: stageRow)
@@ -481,50 +506,40 @@ final class PlaneLineSums: @unchecked Sendable {
         }
     }
 
-    /// Pixels per side of the tiles that `transpose` moves.
+    /// Line rows transposed into a slice's ring at a time, rows of the output that wait for their transpose back, and
+    /// source rows that `transposePixels` moves at a time.
     static let tile = 64
 
-    /// Transposes pixels: for each of `rows` and each x < `count`, pixel x of `from(row)` to pixel `row − lower` of
-    /// `into(x)` (`lower` = `rows.lowerBound`), a tile of rows at a time so that both sides stay in cache. Inside a
-    /// tile, squares of 8/channels pixels go as eight-byte words, one per row, transposed with shifts and masks.
-    private func transpose(rows: Range<Int>, count: Int, from: (Int) -> UnsafePointer<UInt8>,
-                           into: (Int) -> UnsafeMutablePointer<UInt8>) {
-        let c = channels, n = 8 / c
-        withUnsafeTemporaryAllocation(of: UnsafePointer<UInt8>.self, capacity: Self.tile) { inputs in
-            withUnsafeTemporaryAllocation(of: UnsafeMutablePointer<UInt8>.self, capacity: 8) { outputs in
-                withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 8) { words in
-                    for top in stride(from: rows.lowerBound, to: rows.upperBound, by: Self.tile) {
-                        let height = min(Self.tile, rows.upperBound - top), whole = height / n * n
-                        let offset = (top - rows.lowerBound) * c
-                        for r in 0..<height { inputs[r] = from(top + r) }
-                        /// Pixels `columns` of rows `band` one by one.
-                        func single(_ columns: Range<Int>, _ band: Range<Int>) {
-                            for x in columns {
-                                let output = into(x) + offset, at = x * c
-                                for r in band { for k in 0..<c { output[r * c + k] = inputs[r][at + k] } }
-                            }
-                        }
-                        var x = 0
-                        while x + n <= count {
-                            for i in 0..<n { outputs[i] = into(x + i) + offset }
-                            for group in stride(from: 0, to: whole, by: n) {
-                                for r in 0..<n { words[r] = UnsafeRawPointer(inputs[group + r] + x * c).loadUnaligned(as: UInt64.self) }
-                                // A constant size each, so that the swaps unroll.
-                                switch c {
-                                case 1: transposeSquare(words, elementBytes: 1)
-                                case 2: transposeSquare(words, elementBytes: 2)
-                                default: transposeSquare(words, elementBytes: 4)
-                                }
-                                for i in 0..<n {
-                                    UnsafeMutableRawPointer(outputs[i] + group * c).storeBytes(of: words[i], as: UInt64.self)
-                                }
-                            }
-                            single(x..<(x + n), whole..<height)
-                            x += n
-                        }
-                        single(x..<count, 0..<height)
+    /// Transposes pixels: pixel x of source row r (at `source` + r·`sourceStride`) to pixel r of target row x (at
+    /// `target` + x·`targetStride`), for r < `rows` and x < `columns`. Squares of n × n pixels (n = 16 / channels,
+    /// sixteen bytes a row) go through registers (`transposeSquare`), `tile` source rows at a time across all the
+    /// columns: each step completes whole 64-byte lines of its n target rows and reads the next sixteen bytes of source
+    /// lines that the step before left in the first-level cache. The pixels that do not fill a square go one by one.
+    private func transposePixels(_ source: UnsafePointer<UInt8>, stride sourceStride: Int, rows: Int, columns: Int,
+                                 into target: UnsafeMutablePointer<UInt8>, stride targetStride: Int) {
+        let c = channels, n = 16 / c
+        let wholeRows = rows / n * n, wholeColumns = columns / n * n
+        /// Every whole square, with pixels of `pixelBytes` (a constant in each call below, so each has its own rounds).
+        @inline(__always) func squares(pixelBytes: Int) {
+            for top in stride(from: 0, to: wholeRows, by: Self.tile) {
+                let bottom = min(top + Self.tile, wholeRows)
+                for x in stride(from: 0, to: wholeColumns, by: n) {
+                    for r in stride(from: top, to: bottom, by: n) {
+                        transposeSquare(source + r * sourceStride + x * c, sourceStride, target + x * targetStride + r * c,
+                                        targetStride, pixelBytes: pixelBytes)
                     }
                 }
+            }
+        }
+        switch c {
+        case 1: squares(pixelBytes: 1)
+        case 2: squares(pixelBytes: 2)
+        default: squares(pixelBytes: 4)
+        }
+        // The columns past the last whole square, then the rows past it.
+        for r in 0..<rows {
+            for x in (r < wholeRows ? wholeColumns : 0)..<columns {
+                for k in 0..<c { target[x * targetStride + r * c + k] = source[r * sourceStride + x * c + k] }
             }
         }
     }
@@ -939,21 +954,83 @@ final class PlaneZoomBlur: @unchecked Sendable {
     }
 }
 
-/// Transposes the square of n × n elements of `elementBytes` bytes (n = 8 / elementBytes) held in `words[0..<n]`, word r
-/// being row r (element i at byte i·elementBytes, little-endian as on every target): afterwards word r is column r.
-/// Halves, then quarters, then elements swap between rows (the corner blocks of each square trade places).
-@inline(__always) private func transposeSquare(_ words: UnsafeMutableBufferPointer<UInt64>, elementBytes: Int) {
-    let n = 8 / elementBytes
-    var bits = 32, distance = n / 2
-    while bits >= 8 * elementBytes {
-        let mask: UInt64 = bits == 32 ? 0x0000_0000_FFFF_FFFF : bits == 16 ? 0x0000_FFFF_0000_FFFF : 0x00FF_00FF_00FF_00FF
-        for r in 0..<n where r & distance == 0 {
-            let swapped = ((words[r] >> UInt64(bits)) ^ words[r + distance]) & mask
-            words[r + distance] ^= swapped
-            words[r] ^= swapped << UInt64(bits)
-        }
-        bits /= 2
-        distance /= 2
+/// Sixteen, eight and four rows of sixteen bytes: the rows of a square of pixels of one, two and four bytes.
+private typealias Rows16 = (SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>,
+                            SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>,
+                            SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>)
+private typealias Rows8 = (SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>,
+                           SIMD16<UInt8>, SIMD16<UInt8>)
+private typealias Rows4 = (SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>)
+
+/// Transposes the square of n × n pixels of `pixelBytes` bytes (n = 16 / pixelBytes) whose row i is the sixteen bytes at
+/// `source` + i·`sourceStride`: afterwards row j, at `target` + j·`targetStride`, holds pixel j of every source row in
+/// order. Each of log₂n rounds (`interleavingRound`) interleaves rows i and i + n/2 pixel by pixel into rows 2i and
+/// 2i + 1, which moves the pixel in row r, column k to the row whose bits are r's but the top one followed by k's top
+/// one, and the column likewise: after log₂n rounds row and column have traded places. The rows stay in registers.
+@inline(__always) private func transposeSquare(_ source: UnsafePointer<UInt8>, _ sourceStride: Int, _ target: UnsafeMutablePointer<UInt8>,
+                                               _ targetStride: Int, pixelBytes: Int) {
+    @inline(__always) func row(_ i: Int) -> SIMD16<UInt8> { UnsafeRawPointer(source + i * sourceStride).loadUnaligned(as: SIMD16<UInt8>.self) }
+    @inline(__always) func store(_ j: Int, _ v: SIMD16<UInt8>) {
+        UnsafeMutableRawPointer(target + j * targetStride).storeBytes(of: v, as: SIMD16<UInt8>.self)
+    }
+    switch pixelBytes {
+    case 1:
+        var a: Rows16 = (row(0), row(1), row(2), row(3), row(4), row(5), row(6), row(7),
+                         row(8), row(9), row(10), row(11), row(12), row(13), row(14), row(15))
+        a = interleavingRound(interleavingRound(interleavingRound(interleavingRound(a))))
+        store(0, a.0); store(1, a.1); store(2, a.2); store(3, a.3); store(4, a.4); store(5, a.5); store(6, a.6); store(7, a.7)
+        store(8, a.8); store(9, a.9); store(10, a.10); store(11, a.11); store(12, a.12); store(13, a.13); store(14, a.14)
+        store(15, a.15)
+    case 2:
+        var a: Rows8 = (row(0), row(1), row(2), row(3), row(4), row(5), row(6), row(7))
+        a = interleavingRound(interleavingRound(interleavingRound(a)))
+        store(0, a.0); store(1, a.1); store(2, a.2); store(3, a.3); store(4, a.4); store(5, a.5); store(6, a.6); store(7, a.7)
+    default:
+        var a: Rows4 = (row(0), row(1), row(2), row(3))
+        a = interleavingRound(interleavingRound(a))
+        store(0, a.0); store(1, a.1); store(2, a.2); store(3, a.3)
+    }
+}
+
+/// One round of `transposeSquare` on sixteen rows of one-byte pixels: rows i and i + 8 interleaved into 2i and 2i + 1.
+@inline(__always) private func interleavingRound(_ a: Rows16) -> Rows16 {
+    (interleaved(a.0, a.8, high: false, pixelBytes: 1), interleaved(a.0, a.8, high: true, pixelBytes: 1),
+     interleaved(a.1, a.9, high: false, pixelBytes: 1), interleaved(a.1, a.9, high: true, pixelBytes: 1),
+     interleaved(a.2, a.10, high: false, pixelBytes: 1), interleaved(a.2, a.10, high: true, pixelBytes: 1),
+     interleaved(a.3, a.11, high: false, pixelBytes: 1), interleaved(a.3, a.11, high: true, pixelBytes: 1),
+     interleaved(a.4, a.12, high: false, pixelBytes: 1), interleaved(a.4, a.12, high: true, pixelBytes: 1),
+     interleaved(a.5, a.13, high: false, pixelBytes: 1), interleaved(a.5, a.13, high: true, pixelBytes: 1),
+     interleaved(a.6, a.14, high: false, pixelBytes: 1), interleaved(a.6, a.14, high: true, pixelBytes: 1),
+     interleaved(a.7, a.15, high: false, pixelBytes: 1), interleaved(a.7, a.15, high: true, pixelBytes: 1))
+}
+
+/// One round on eight rows of two-byte pixels: rows i and i + 4 interleaved into 2i and 2i + 1.
+@inline(__always) private func interleavingRound(_ a: Rows8) -> Rows8 {
+    (interleaved(a.0, a.4, high: false, pixelBytes: 2), interleaved(a.0, a.4, high: true, pixelBytes: 2),
+     interleaved(a.1, a.5, high: false, pixelBytes: 2), interleaved(a.1, a.5, high: true, pixelBytes: 2),
+     interleaved(a.2, a.6, high: false, pixelBytes: 2), interleaved(a.2, a.6, high: true, pixelBytes: 2),
+     interleaved(a.3, a.7, high: false, pixelBytes: 2), interleaved(a.3, a.7, high: true, pixelBytes: 2))
+}
+
+/// One round on four rows of four-byte pixels: rows i and i + 2 interleaved into 2i and 2i + 1.
+@inline(__always) private func interleavingRound(_ a: Rows4) -> Rows4 {
+    (interleaved(a.0, a.2, high: false, pixelBytes: 4), interleaved(a.0, a.2, high: true, pixelBytes: 4),
+     interleaved(a.1, a.3, high: false, pixelBytes: 4), interleaved(a.1, a.3, high: true, pixelBytes: 4))
+}
+
+/// The pixels of `pixelBytes` bytes (1, 2 or 4) of the low (or high) halves of `a` and `b`, interleaved: a₀ b₀ a₁ b₁ …
+@inline(__always) private func interleaved(_ a: SIMD16<UInt8>, _ b: SIMD16<UInt8>, high: Bool, pixelBytes: Int) -> SIMD16<UInt8> {
+    switch pixelBytes {
+    case 1:
+        return high ? SIMD16(a[8], b[8], a[9], b[9], a[10], b[10], a[11], b[11], a[12], b[12], a[13], b[13], a[14], b[14], a[15], b[15])
+                    : SIMD16(a[0], b[0], a[1], b[1], a[2], b[2], a[3], b[3], a[4], b[4], a[5], b[5], a[6], b[6], a[7], b[7])
+    case 2:
+        let (x, y) = (unsafeBitCast(a, to: SIMD8<UInt16>.self), unsafeBitCast(b, to: SIMD8<UInt16>.self))
+        let zipped = high ? SIMD8(x[4], y[4], x[5], y[5], x[6], y[6], x[7], y[7]) : SIMD8(x[0], y[0], x[1], y[1], x[2], y[2], x[3], y[3])
+        return unsafeBitCast(zipped, to: SIMD16<UInt8>.self)
+    default:
+        let (x, y) = (unsafeBitCast(a, to: SIMD4<UInt32>.self), unsafeBitCast(b, to: SIMD4<UInt32>.self))
+        return unsafeBitCast(high ? SIMD4(x[2], y[2], x[3], y[3]) : SIMD4(x[0], y[0], x[1], y[1]), to: SIMD16<UInt8>.self)
     }
 }
 

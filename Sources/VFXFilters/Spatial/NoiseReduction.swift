@@ -143,7 +143,7 @@ final class NoiseReductionProcessor: VideoProcessor {
     /// ⌊(sum + ⌊count/2⌋) / count⌋ per lane (sum < 2¹⁵, 1 ≤ count ≤ 81): both exact in Float, and a quotient that is not
     /// a whole number lies at least 1/count from one, far beyond the division's rounding, so truncating it is exact.
     @inline(__always)
-    private static func mean(_ sum: Lanes16.Vector, _ count: Lanes16.Vector) -> Lanes16.Vector {
+    static func mean(_ sum: Lanes16.Vector, _ count: Lanes16.Vector) -> Lanes16.Vector {
         typealias L = Lanes16
         let (s0, s1) = L.floats(L.add(sum, L.shiftRight(count, 1))), (n0, n1) = L.floats(count)
         return L.truncating(s0 / n0, s1 / n1)

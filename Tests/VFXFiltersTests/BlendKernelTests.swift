@@ -31,8 +31,8 @@ final class BlendKernelTests: XCTestCase {
                            "lighten", "difference", "exclusion", "hue", "saturation", "color", "luminosity"]
     /// The modes that run per pixel against a colour (the others are fused colour transforms, `CatalogColorTests`).
     static let perPixelModes = ["color-dodge", "color-burn", "darken", "lighten", "difference", "saturation", "color"]
-    /// Layer colours at the edges of the formulas: black and white (dodge's and burn's Cs = 0 and 1), gray (
-    /// color's gray layer, saturation's Sat(Cs) = 0), the primaries and a secondary (Sat(Cs) = 1, ClipColor at both
+    /// Layer colours at the edges of the formulas: black and white (dodge's and burn's Cs = 0 and 1), gray
+    /// (color's gray layer, saturation's Sat(Cs) = 0), the primaries and a secondary (Sat(Cs) = 1, ClipColor at both
     /// ends), and two ordinary colours.
     static let edgeColors = ["000000", "ffffff", "808080", "ff0000", "00ff00", "0000ff", "ffff00", "ff8800", "3366cc"]
 

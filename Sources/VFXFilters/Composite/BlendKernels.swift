@@ -84,9 +84,9 @@ struct PixelVectors: Sendable {
 
 /// A blend mode as a type: the kernels' loops are generic over it, so each is specialized with its mode's formulas
 /// alone. The formula is split in two: `terms`, what it needs of the layer's colour alone (dodge's and burn's
-/// reciprocals; the colour itself for the others), and `blend`, the rest. The kernels work the terms out once per row
-/// for a colour or gradient layer and per pixel for an image layer, so that against a colour dodge and burn need no
-/// division per pixel.
+/// reciprocals; color's Cs − Lum(Cs), ClipColor bounds and their reciprocals; the colour itself for the others), and
+/// `blend`, the rest. The kernels work the terms out once per row for a colour or gradient layer and per pixel for an
+/// image layer, so that against a colour dodge, burn and color need no division per pixel.
 ///
 /// Every `blend` returns values in 0…1 for a backdrop and a layer in 0…1 (ClipColor keeps the non-separable ones
 /// there), up to Float rounding, which the rounding to codes absorbs: the kernels do not clamp them.
@@ -170,9 +170,21 @@ enum SaturationBlend: NonSeparableBlend {
     }
 }
 
-/// Color: SetLum(Cs, Lum(Cb)).
-enum ColorBlend: NonSeparableBlend {
-    @_transparent static func blend(_ b: PixelVectors, _ s: PixelVectors) -> PixelVectors { s.withLum(b.lum) }
+/// Color: SetLum(Cs, Lum(Cb)) = ClipColor(Cs + Lum(Cb) − Lum(Cs)). With L = Lum(Cb) its min is L − (Lum(Cs) − min(Cs))
+/// and its max L + (max(Cs) − Lum(Cs)): ClipColor scales Cs − Lum(Cs) by L / (Lum(Cs) − min(Cs)) where the first is
+/// below 0, by (1 − L) / (max(Cs) − Lum(Cs)) where the second is above 1 (never both: that would take Sat(Cs) > 1).
+/// Terms: Cs − Lum(Cs), the two bounds and their reciprocals; per pixel no division.
+enum ColorBlend: BlendModeKind {
+    struct Terms { var v: PixelVectors, below: SIMD8<Float>, above: SIMD8<Float>, belowScale: SIMD8<Float>, aboveScale: SIMD8<Float> }
+    @_transparent static func terms(_ s: PixelVectors) -> Terms {
+        let l = s.lum, down = l - s.low, up = s.high - l
+        return Terms(v: s - l, below: down, above: 1 - up, belowScale: reciprocalOrInfinity(down), aboveScale: reciprocalOrInfinity(up))
+    }
+    @_transparent static func blend(_ b: PixelVectors, _ t: Terms) -> PixelVectors {
+        let l = b.lum
+        let scale = select8(l .> t.above, (1 - l) * t.aboveScale, select8(l .< t.below, l * t.belowScale, SIMD8(repeating: 1)))
+        return PixelVectors(l.addingProduct(t.v.r, scale), l.addingProduct(t.v.g, scale), l.addingProduct(t.v.b, scale))
+    }
 }
 
 /// Luminosity: SetLum(Cb, Lum(Cs)).

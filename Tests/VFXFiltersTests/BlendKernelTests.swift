@@ -30,7 +30,7 @@ final class BlendKernelTests: XCTestCase {
     static let allModes = ["multiply", "screen", "overlay", "soft-light", "hard-light", "color-dodge", "color-burn", "darken",
                            "lighten", "difference", "exclusion", "hue", "saturation", "color", "luminosity"]
     /// The modes that run per pixel against a colour (the others are fused colour transforms, `CatalogColorTests`).
-    static let perPixelModes = ["color-dodge", "color-burn", "darken", "lighten", "difference", "saturation", "color"]
+    static let perPixelModes = ["color-dodge", "color-burn", "darken", "lighten", "difference", "hue", "saturation", "color"]
     /// Layer colours at the edges of the formulas: black and white (dodge's and burn's Cs = 0 and 1), gray
     /// (color's gray layer, saturation's Sat(Cs) = 0), the primaries and a secondary (Sat(Cs) = 1, ClipColor at both
     /// ends), and two ordinary colours.

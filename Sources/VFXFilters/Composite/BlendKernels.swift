@@ -151,9 +151,25 @@ extension NonSeparableBlend {
     @_transparent static func terms(_ source: PixelVectors) -> PixelVectors { source }
 }
 
-/// Hue: SetLum(SetSat(Cs, Sat(Cb)), Lum(Cb)).
-enum HueBlend: NonSeparableBlend {
-    @_transparent static func blend(_ b: PixelVectors, _ s: PixelVectors) -> PixelVectors { s.withSat(b.high - b.low).withLum(b.lum) }
+/// Hue: SetLum(SetSat(Cs, Sat(Cb)), Lum(Cb)). SetSat(Cs, S) is u·S with u = (Cs − min) / (max − min) (0 for a gray
+/// layer), whose min is 0 and max 1; moved to Lum(Cb) = L it is L + S·v, v = u − Lum(u), so its min is L − S·Lum(u) and
+/// its max L + S·(1 − Lum(u)), and ClipColor scales S·v to L / Lum(u) where the min is below 0, to
+/// (1 − L) / (1 − Lum(u)) where the max is above 1 (both at once would take S > 1). Terms: v, Lum(u) and the two
+/// reciprocals; per pixel no division.
+enum HueBlend: BlendModeKind {
+    struct Terms { var v: PixelVectors, lum: SIMD8<Float>, belowScale: SIMD8<Float>, aboveScale: SIMD8<Float> }
+    @_transparent static func terms(_ s: PixelVectors) -> Terms {
+        let n = s.low, range = s.high - n
+        let u = (s - n) * select8(range .<= 0, SIMD8(), 1 / select8(range .<= 0, SIMD8(repeating: 1), range))
+        let l = u.lum
+        return Terms(v: u - l, lum: l, belowScale: reciprocalOrInfinity(l), aboveScale: reciprocalOrInfinity(1 - l))
+    }
+    @_transparent static func blend(_ b: PixelVectors, _ t: Terms) -> PixelVectors {
+        let l = b.lum, saturation = b.high - b.low
+        let scale = select8(l.addingProduct(saturation, 1 - t.lum) .> 1, (1 - l) * t.aboveScale,
+                            select8(l .< saturation * t.lum, l * t.belowScale, saturation))
+        return PixelVectors(l.addingProduct(t.v.r, scale), l.addingProduct(t.v.g, scale), l.addingProduct(t.v.b, scale))
+    }
 }
 
 /// Saturation: SetLum(SetSat(Cb, Sat(Cs)), Lum(Cb)), in one factor: SetSat scales b − min(b) by k = Sat(s) / (max − min),

@@ -7,9 +7,9 @@ import VFXPipeline
 // colour, a vertical gradient between two colours, or an image with alpha scaled to the frame. The result is
 // Cb + (clamp(B(Cb, Cs)) − Cb) · α · opacity, α the layer's alpha.
 //
-// Against a colour, the smooth separable modes (multiply, screen, overlay, soft and hard light, exclusion), hue and
-// luminosity are a point-wise `.color` transform, fused with neighbouring colour filters (hue and luminosity through the
-// 3D table). The others (see `BlendMode.runsPerPixel`) and
+// Against a colour, the smooth separable modes (multiply, screen, overlay, soft and hard light, exclusion) and
+// luminosity are a point-wise `.color` transform, fused with neighbouring colour filters (luminosity through the 3D
+// table). The others (see `BlendMode.runsPerPixel`) and
 // every gradient or image layer run per pixel in SIMD floats (`BlendKernels.swift`, the layer's share of each formula
 // worked out once per row for a colour or gradient): on I420/NV12 each pixel's R'G'B' comes from its luma and its
 // block's chroma, unrounded, and each block's output chroma from the mean of its four results (as converting to RGB,
@@ -63,13 +63,13 @@ enum BlendMode: String, CaseIterable, Sendable {
     /// Against a colour, the modes that run per pixel (`BlendProcessor`) rather than as a fused colour transform:
     /// darken, lighten and difference (a corner where Cb = Cs, which the fixed-point curves cannot follow: fused, they
     /// took the float curve-table kernel), dodge and burn (steps where the layer's channel is 0 or 1), saturation (a
-    /// jump at gray that the fused 3D table smears) and color (it mixes the channels: fused, it needs the 3D table, no
-    /// faster and only approximate). Hue and luminosity stay fused through the 3D table: their per-pixel formulas cost
-    /// more. The smooth separable modes are fused fixed-point curves (1.8 ms per 1080p frame), fused with neighbouring
+    /// jump at gray that the fused 3D table smears), color and hue (they mix the channels: fused, they need the 3D
+    /// table, within 6 codes; per pixel, with the layer's terms once per row, they are exact to the code and as fast or
+    /// faster). Luminosity stays fused through the 3D table: its per-pixel formula (two divisions) costs more. The smooth separable modes are fused fixed-point curves (1.8 ms per 1080p frame), fused with neighbouring
     /// colour filters.
     var runsPerPixel: Bool {
         switch self {
-        case .colorDodge, .colorBurn, .darken, .lighten, .difference, .saturation, .color: true
+        case .colorDodge, .colorBurn, .darken, .lighten, .difference, .hue, .saturation, .color: true
         default: false
         }
     }
@@ -161,12 +161,11 @@ enum BlendStage {
         switch arguments.text("layer") {
         case "color" where !mode.runsPerPixel:
             let color = arguments.color("color").rgb
-            if mode == .hue || mode == .luminosity {
+            if mode == .luminosity {
                 // The vector formula on one colour, tabulated by the fused run's 3D table.
                 let source = PixelVectors(splat: color)
                 return .color(.rgb { b in
-                    let backdrop = PixelVectors(splat: b)
-                    let v = mode == .hue ? HueBlend.blend(backdrop, source) : LuminosityBlend.blend(backdrop, source)
+                    let v = LuminosityBlend.blend(PixelVectors(splat: b), source)
                     return b + (SIMD3(v.r[0], v.g[0], v.b[0]).clampedToUnit - b) * opacity
                 })
             }

@@ -13,8 +13,9 @@ import XCTest
 /// / 255. On I420 and NV12, Cb is the pixel's R'G'B' from its luma and its block's chroma with the frame's coding,
 /// clamped to 0…1 and not rounded; the output luma is each pixel's, the output chroma that of the mean of the block's
 /// results. Tolerance 1 code everywhere: the kernels compute in Float and round once at the end, so a value within
-/// Float's error of a half code may round the other way (the Double value is never more than 1 code away). Saturation
-/// on YUV frames leaves out the few pixels within 10⁻³ of gray, whose hue Float rounding decides (see below).
+/// Float's error of a half code may round the other way (the Double value is never more than 1 code away). On YUV
+/// frames the pixels where the definition jumps and Float rounding decides the side are left out, and counted
+/// (`nearStep`): saturation's backdrops within 10⁻³ of gray, dodge's and burn's within 10⁻⁵ of 0 or 1 before clamping.
 final class BlendKernelTests: XCTestCase {
     typealias Color = SIMD3<Double>
 
@@ -29,7 +30,11 @@ final class BlendKernelTests: XCTestCase {
     static let allModes = ["multiply", "screen", "overlay", "soft-light", "hard-light", "color-dodge", "color-burn", "darken",
                            "lighten", "difference", "exclusion", "hue", "saturation", "color", "luminosity"]
     /// The modes that run per pixel against a colour (the others are fused colour transforms, `CatalogColorTests`).
-    static let perPixelModes = ["color-dodge", "color-burn", "saturation", "color"]
+    static let perPixelModes = ["color-dodge", "color-burn", "darken", "lighten", "difference", "hue", "saturation", "color"]
+    /// Layer colours at the edges of the formulas: black and white (dodge's and burn's Cs = 0 and 1), gray
+    /// (color's gray layer, saturation's Sat(Cs) = 0), the primaries and a secondary (Sat(Cs) = 1, ClipColor at both
+    /// ends), and two ordinary colours.
+    static let edgeColors = ["000000", "ffffff", "808080", "ff0000", "00ff00", "0000ff", "ffff00", "ff8800", "3366cc"]
 
     /// The layer image's straight RGBA bytes at frame size: a pattern in every channel, alpha from 0 to 255.
     static let imageBytes: [UInt8] = (0..<(width * height)).flatMap { i -> [UInt8] in
@@ -100,6 +105,72 @@ final class BlendKernelTests: XCTestCase {
         }
     }
 
+    /// Pixels where the definition jumps and Float rounding decides the side: saturation's backdrops within 10⁻³ of gray
+    /// (not gray: their hue is Float's), dodge's and burn's with a channel within 10⁻⁵ of 0 or 1 before clamping but
+    /// not exactly there (black and white themselves, which the kernels must get right, stay in).
+    static func nearStep(_ mode: String, clamped: Color, unclamped: Color) -> Bool {
+        switch mode {
+        case "saturation": return clamped.max() - clamped.min() < 1e-3 && clamped.max() > clamped.min()
+        case "color-dodge", "color-burn":
+            return (0..<3).contains { abs(unclamped[$0]) < 1e-5 && unclamped[$0] != 0 || abs(unclamped[$0] - 1) < 1e-5 && unclamped[$0] != 1 }
+        default: return false
+        }
+    }
+
+    /// `chain` (mode `mode`, layer colour and weight `source` at each pixel) on an I420 or NV12 frame against the
+    /// definition in Double: the worst difference in codes over luma and chroma, and the pixels left out (`nearStep`).
+    static func yuvError(_ frame: VideoFrame, chain: String, mode: String, source: (Int, Int) -> (Color, Double)) throws
+        -> (worst: Int, skipped: Int) {
+        let (w, h) = (frame.width, frame.height), nv12 = frame.format == .nv12
+        let coding = YUVCoding(frame.color)
+        let (kr, kb) = (Double(coding.weights.red), Double(coding.weights.blue)), kg = 1 - kr - kb
+        let (scale, offset, chromaScale) = (Double(coding.lumaScale), Double(coding.lumaOffset), Double(coding.chromaScale))
+        let (redFromPr, blueFromPb) = (2 * (1 - kr), 2 * (1 - kb))
+        let luma = SpatialFixtures.rows(frame, 0)
+        let chroma = (1..<frame.planeCount).map { SpatialFixtures.rows(frame, $0) }
+        func chromaCodes(_ rows: [[[UInt8]]], _ cx: Int, _ cy: Int) -> (Int, Int) {
+            nv12 ? (Int(rows[0][cy][2 * cx]), Int(rows[0][cy][2 * cx + 1])) : (Int(rows[0][cy][cx]), Int(rows[1][cy][cx]))
+        }
+        // Each pixel's R'G'B' from its luma and its block's chroma, in Double, before and after clamping.
+        let unclamped: [[Color]] = (0..<h).map { y in
+            (0..<w).map { x in
+                let (cb, cr) = chromaCodes(chroma, x / 2, y / 2)
+                let yp = (Double(luma[y][x]) - offset) / scale
+                let (pb, pr) = ((Double(cb) - 128) / chromaScale, (Double(cr) - 128) / chromaScale)
+                let (r, b) = (yp + redFromPr * pr, yp + blueFromPb * pb)
+                return Color(r, (yp - kr * r - kb * b) / kg, b)
+            }
+        }
+        let backdrop = unclamped.map { $0.map(FormulaTests.clamp) }
+        let output = try SpatialFixtures.apply(chain, to: frame)
+        let result = (0..<h).map { y in (0..<w).map { x in blended(mode, backdrop[y][x], source(x, y)) } }
+        let skip = { (y: Int, x: Int) in nearStep(mode, clamped: backdrop[y][x], unclamped: unclamped[y][x]) }
+        var skipped = 0
+        var worst = 0
+        for (y, row) in SpatialFixtures.rows(output, 0).enumerated() {
+            for x in 0..<w {
+                if skip(y, x) { skipped += 1; continue }
+                let rgb = result[y][x]
+                worst = max(worst, abs(Int(row[x]) - Int((offset + scale * (kr * rgb.x + kg * rgb.y + kb * rgb.z)).rounded())))
+            }
+        }
+        let outputChroma = (1..<output.planeCount).map { SpatialFixtures.rows(output, $0) }
+        for cy in 0..<((h + 1) / 2) {
+            for cx in 0..<((w + 1) / 2) {
+                let positions = [(2 * cy, 2 * cx), (2 * cy, 2 * cx + 1), (2 * cy + 1, 2 * cx), (2 * cy + 1, 2 * cx + 1)]
+                    .filter { $0.0 < h && $0.1 < w }
+                if positions.contains(where: { skip($0.0, $0.1) }) { continue }
+                let block = positions.map { result[$0.0][$0.1] }
+                let mean = block.reduce(Color(), +) / Double(block.count)
+                let y = kr * mean.x + kg * mean.y + kb * mean.z
+                let (cb, cr) = chromaCodes(outputChroma, cx, cy)
+                worst = max(worst, abs(cb - Int((128 + chromaScale * (mean.z - y) / blueFromPb).rounded())),
+                            abs(cr - Int((128 + chromaScale * (mean.x - y) / redFromPr).rounded())))
+            }
+        }
+        return (worst, skipped)
+    }
+
     /// The same on I420 and NV12 frames (the astronaut, 45×27), through `BlendYUVKernel`.
     func testYUVFramesMatchTheDefinition() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("vfx-blend-\(UUID().uuidString)")
@@ -108,60 +179,55 @@ final class BlendKernelTests: XCTestCase {
         let (w, h) = (Self.width, Self.height)
         for (format, name) in [(PixelFormat.i420, "yuv420p"), (.nv12, "nv12")] {
             let frame = RawFrames.frame(try SpatialFixtures.decode("astronaut.png", pixelFormat: name, size: (w, h)), format: format, width: w, height: h)
-            let coding = YUVCoding(frame.color)
-            let (kr, kb) = (Double(coding.weights.red), Double(coding.weights.blue)), kg = 1 - kr - kb
-            let (scale, offset, chromaScale) = (Double(coding.lumaScale), Double(coding.lumaOffset), Double(coding.chromaScale))
-            let (redFromPr, blueFromPb) = (2 * (1 - kr), 2 * (1 - kb))
-            let luma = SpatialFixtures.rows(frame, 0)
-            let chroma = (1..<frame.planeCount).map { SpatialFixtures.rows(frame, $0) }
-            func chromaCodes(_ rows: [[[UInt8]]], _ cx: Int, _ cy: Int) -> (Int, Int) {
-                format == .nv12 ? (Int(rows[0][cy][2 * cx]), Int(rows[0][cy][2 * cx + 1])) : (Int(rows[0][cy][cx]), Int(rows[1][cy][cx]))
-            }
-            // Each pixel's R'G'B' from its luma and its block's chroma, clamped, in Double.
-            let backdrop: [[Color]] = (0..<h).map { y in
-                (0..<w).map { x in
-                    let (cb, cr) = chromaCodes(chroma, x / 2, y / 2)
-                    let yp = (Double(luma[y][x]) - offset) / scale
-                    let (pb, pr) = ((Double(cb) - 128) / chromaScale, (Double(cr) - 128) / chromaScale)
-                    let (r, b) = (yp + redFromPr * pr, yp + blueFromPb * pb)
-                    return FormulaTests.clamp(Color(r, (yp - kr * r - kb * b) / kg, b))
-                }
-            }
             for layer in Self.layers(imagePath: try Self.writeImage(in: folder)) {
                 for mode in layer.name == "color" ? Self.perPixelModes : Self.allModes {
                     let chain = "\(mode)-blend:\(layer.parameters)"
-                    let output = try SpatialFixtures.apply(chain, to: frame)
-                    let result = (0..<h).map { y in (0..<w).map { x in Self.blended(mode, backdrop[y][x], layer.source(x, y)) } }
-                    // Saturation rescales any colour that is not gray to the layer's saturation: for a colour within
-                    // 10⁻³ of gray (here: highlights with two channels clipped to 1 and the third just below) its
-                    // hue is set by Float rounding, so those pixels (and their blocks' chroma) are left out, and counted.
-                    let nearGray = { (y: Int, x: Int) in mode == "saturation" && backdrop[y][x].max() - backdrop[y][x].min() < 1e-3
-                        && backdrop[y][x].max() > backdrop[y][x].min() }
-                    var skipped = 0
-                    var worst = 0
-                    for (y, row) in SpatialFixtures.rows(output, 0).enumerated() {
-                        for x in 0..<w {
-                            if nearGray(y, x) { skipped += 1; continue }
-                            let rgb = result[y][x]
-                            worst = max(worst, abs(Int(row[x]) - Int((offset + scale * (kr * rgb.x + kg * rgb.y + kb * rgb.z)).rounded())))
-                        }
-                    }
-                    let outputChroma = (1..<output.planeCount).map { SpatialFixtures.rows(output, $0) }
-                    for cy in 0..<((h + 1) / 2) {
-                        for cx in 0..<((w + 1) / 2) {
-                            let positions = [(2 * cy, 2 * cx), (2 * cy, 2 * cx + 1), (2 * cy + 1, 2 * cx), (2 * cy + 1, 2 * cx + 1)]
-                                .filter { $0.0 < h && $0.1 < w }
-                            if positions.contains(where: { nearGray($0.0, $0.1) }) { continue }
-                            let block = positions.map { result[$0.0][$0.1] }
-                            let mean = block.reduce(Color(), +) / Double(block.count)
-                            let y = kr * mean.x + kg * mean.y + kb * mean.z
-                            let (cb, cr) = chromaCodes(outputChroma, cx, cy)
-                            worst = max(worst, abs(cb - Int((128 + chromaScale * (mean.z - y) / blueFromPb).rounded())),
-                                        abs(cr - Int((128 + chromaScale * (mean.x - y) / redFromPr).rounded())))
-                        }
-                    }
+                    let (worst, skipped) = try Self.yuvError(frame, chain: chain, mode: mode, source: layer.source)
                     XCTAssertLessThanOrEqual(worst, 1, "\(chain) on \(format)")
-                    XCTAssertLessThanOrEqual(skipped, w * h / 50, "\(chain) on \(format): near-gray pixels left out")
+                    XCTAssertLessThanOrEqual(skipped, w * h / 50, "\(chain) on \(format): pixels near a step left out")
+                }
+            }
+        }
+    }
+
+    /// Every per-pixel mode against the edge colours (`edgeColors`), opaque and at opacity 0.6: on RGBA (random
+    /// colours and the cube's corners, so channels of 0 and 255 and gray pixels) and on I420 and NV12 frames of random
+    /// codes with luma and chroma at 0, 16, 128, 235 and 255 (backdrops clamped at both ends, grays, saturated
+    /// colours; black and white with neutral chroma in the first blocks), 45×27. Tolerance 1 code, as above.
+    func testEdgeColorsMatchTheDefinition() throws {
+        let (w, h) = (Self.width, Self.height), (cw, ch) = ((Self.width + 1) / 2, (Self.height + 1) / 2)
+        let rgba = Array(FormulaTests.pixels().prefix(w * h * 4))
+        var generator = SystemRandomNumberGenerator.Seeded(state: 0xb1e9d)
+        let extremes: [UInt8] = [0, 16, 128, 235, 255]
+        // Luma: random codes, every fifth an extreme; chroma: random, every third pair extreme (gray where both are 128).
+        var lumaCodes = (0..<(w * h)).map { $0 % 5 == 0 ? extremes[($0 / 5) % 5] : generator.byte() }
+        var chromaPairs = (0..<(cw * ch)).map { i -> (UInt8, UInt8) in
+            i % 3 == 0 ? (extremes[(i / 3) % 5], extremes[(i / 15) % 5]) : (generator.byte(), generator.byte())
+        }
+        // The first two blocks neutral, with black and white (16, 235), and codes beyond them (0, 255).
+        (chromaPairs[0], chromaPairs[1]) = ((128, 128), (128, 128))
+        for (index, code) in [(0, 235), (1, 16), (w, 255), (w + 1, 0), (2, 235), (3, 235), (w + 2, 16), (w + 3, 16)] { lumaCodes[index] = UInt8(code) }
+        let i420 = RawFrames.frame(lumaCodes + chromaPairs.map(\.0) + chromaPairs.map(\.1), format: .i420, width: w, height: h)
+        let nv12 = RawFrames.frame(lumaCodes + chromaPairs.flatMap { [$0.0, $0.1] }, format: .nv12, width: w, height: h)
+        for mode in Self.perPixelModes {
+            for hex in Self.edgeColors {
+                let color = Color(Double(Int(hex.prefix(2), radix: 16)!), Double(Int(hex.dropFirst(2).prefix(2), radix: 16)!),
+                                  Double(Int(hex.suffix(2), radix: 16)!)) / 255
+                for opacity in [1.0, 0.6] {
+                    let chain = "\(mode)-blend:color=#\(hex):opacity=\(opacity)"
+                    let output = RawFrames.bytes(try SpatialFixtures.apply(chain, to: RawFrames.frame(rgba, format: .rgba, width: w, height: h)))
+                    var worst = 0
+                    for p in stride(from: 0, to: rgba.count, by: 4) {
+                        let backdrop = Color(Double(rgba[p]), Double(rgba[p + 1]), Double(rgba[p + 2])) / 255
+                        let want = Self.blended(mode, backdrop, (color, opacity)) * 255
+                        for c in 0..<3 { worst = max(worst, abs(Int(output[p + c]) - Int(want[c].rounded()))) }
+                    }
+                    XCTAssertLessThanOrEqual(worst, 1, "\(chain) on RGBA")
+                    for frame in [i420, nv12] {
+                        let (worst, skipped) = try Self.yuvError(frame, chain: chain, mode: mode) { _, _ in (color, opacity) }
+                        XCTAssertLessThanOrEqual(worst, 1, "\(chain) on \(frame.format)")
+                        XCTAssertLessThanOrEqual(skipped, w * h / 50, "\(chain) on \(frame.format): pixels near a step left out")
+                    }
                 }
             }
         }

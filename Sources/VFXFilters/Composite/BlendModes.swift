@@ -7,10 +7,11 @@ import VFXPipeline
 // colour, a vertical gradient between two colours, or an image with alpha scaled to the frame. The result is
 // Cb + (clamp(B(Cb, Cs)) − Cb) · α · opacity, α the layer's alpha.
 //
-// Against a colour, the smooth separable modes, hue and luminosity are a point-wise `.color` transform, fused with
-// neighbouring colour filters (hue and luminosity through the 3D table). The others (saturation, color, color dodge,
-// color burn; see `BlendMode.runsPerPixel`) and every gradient or image layer run per pixel in SIMD floats
-// (`BlendKernels.swift`): on I420/NV12 each pixel's R'G'B' comes from its luma and its
+// Against a colour, the smooth separable modes (multiply, screen, overlay, soft and hard light, exclusion) and
+// luminosity are a point-wise `.color` transform, fused with neighbouring colour filters (luminosity through the 3D
+// table). The others (see `BlendMode.runsPerPixel`) and
+// every gradient or image layer run per pixel in SIMD floats (`BlendKernels.swift`, the layer's share of each formula
+// worked out once per row for a colour or gradient): on I420/NV12 each pixel's R'G'B' comes from its luma and its
 // block's chroma, unrounded, and each block's output chroma from the mean of its four results (as converting to RGB,
 // blending and converting back with box-filtered 4:2:0 chroma); RGBA frames are blended as they are.
 
@@ -59,23 +60,16 @@ enum BlendMode: String, CaseIterable, Sendable {
         }
     }
 
-    var isSeparable: Bool {
-        switch self {
-        case .hue, .saturation, .color, .luminosity: false
-        default: true
-        }
-    }
-
     /// Against a colour, the modes that run per pixel (`BlendProcessor`) rather than as a fused colour transform:
-    /// saturation (it rescales the backdrop's own chroma direction to the layer's saturation, a jump at gray that the
-    /// fused 3D table smears), color dodge and burn (their curves step at 0 or 1 where the layer's channel is 1 or 0)
-    /// and color (it mixes the channels: fused, it needs the 3D table, which is no faster and only approximate). Hue
-    /// and luminosity stay fused: their per-pixel formulas cost more than the 3D table (measured per 1080p I420 frame:
-    /// hue 10.4 against 7.7 ms, luminosity 9.3 against 7.6). The other separable modes are smooth per-channel curves,
-    /// fused with neighbouring colour filters.
+    /// darken, lighten and difference (a corner where Cb = Cs, which the fixed-point curves cannot follow: fused, they
+    /// took the float curve-table kernel), dodge and burn (steps where the layer's channel is 0 or 1), saturation (a
+    /// jump at gray that the fused 3D table smears), color and hue (they mix the channels: fused, they need the 3D
+    /// table, within 6 codes; per pixel, with the layer's terms once per row, they are exact to the code and as fast or
+    /// faster). Luminosity stays fused through the 3D table: its per-pixel formula (two divisions) costs more. The smooth separable modes are fused fixed-point curves (1.8 ms per 1080p frame), fused with neighbouring
+    /// colour filters.
     var runsPerPixel: Bool {
         switch self {
-        case .saturation, .colorDodge, .colorBurn, .color: true
+        case .colorDodge, .colorBurn, .darken, .lighten, .difference, .hue, .saturation, .color: true
         default: false
         }
     }
@@ -89,6 +83,7 @@ enum BlendMode: String, CaseIterable, Sendable {
         }
     }
 
+    /// One channel of a fused (smooth separable) mode; the per-pixel modes are written on vectors (`BlendKernels.swift`).
     @inline(__always) static func channel(_ mode: BlendMode, _ b: Float, _ s: Float) -> Float {
         switch mode {
         case .multiply: return b * s
@@ -99,21 +94,12 @@ enum BlendMode: String, CaseIterable, Sendable {
             if s <= 0.5 { return b - (1 - 2 * s) * b * (1 - b) }
             let d = b <= 0.25 ? ((16 * b - 12) * b + 4) * b : b.squareRoot()
             return b + (2 * s - 1) * (d - b)
-        case .colorDodge:
-            if b == 0 { return 0 }
-            return s >= 1 ? 1 : min(1, b / (1 - s))
-        case .colorBurn:
-            if b >= 1 { return 1 }
-            return s <= 0 ? 0 : 1 - min(1, (1 - b) / s)
-        case .darken: return min(b, s)
-        case .lighten: return max(b, s)
-        case .difference: return abs(b - s)
         case .exclusion: return b + s - 2 * b * s
-        default: return s
+        default: preconditionFailure("\(mode) runs per pixel")
         }
     }
 
-    /// A separable mode channel by channel (the non-separable ones are written on vectors: `vectors(_:backdrop:source:)`).
+    /// A fused mode channel by channel.
     func apply(backdrop b: SIMD3<Float>, source s: SIMD3<Float>) -> SIMD3<Float> {
         SIMD3(BlendMode.channel(self, b.x, s.x), BlendMode.channel(self, b.y, s.y), BlendMode.channel(self, b.z, s.z))
     }
@@ -175,11 +161,11 @@ enum BlendStage {
         switch arguments.text("layer") {
         case "color" where !mode.runsPerPixel:
             let color = arguments.color("color").rgb
-            guard mode.isSeparable else {
-                // Hue, luminosity: the vector formula on one colour, tabulated by the fused run's 3D table.
+            if mode == .luminosity {
+                // The vector formula on one colour, tabulated by the fused run's 3D table.
                 let source = PixelVectors(splat: color)
                 return .color(.rgb { b in
-                    let v = BlendMode.vectors(mode, backdrop: PixelVectors(splat: b), source: source)
+                    let v = LuminosityBlend.blend(PixelVectors(splat: b), source)
                     return b + (SIMD3(v.r[0], v.g[0], v.b[0]).clampedToUnit - b) * opacity
                 })
             }

@@ -161,4 +161,15 @@ final class PixelEffectTests: XCTestCase {
             XCTAssertEqual(text, "color-map: /nonexistent/ramp.png: no such file")
         }
     }
+
+    /// A blend given an image but left on the default colour layer is refused, not blended with the colour.
+    func testBlendImageWithoutImageLayerIsRefused() throws {
+        let frame = RawFrames.frame([UInt8](repeating: 0, count: 64), format: .rgba, width: 4, height: 4)
+        XCTAssertThrowsError(try TestSupport.apply("hue-blend:image=/tmp/logo.png", to: frame)) { error in
+            XCTAssertEqual("\(error)", "hue-blend: layer must be image when an image is given, got 'color'")
+        }
+        XCTAssertThrowsError(try TestSupport.apply("multiply-blend:layer=gradient:image=/tmp/logo.png", to: frame)) { error in
+            XCTAssertEqual("\(error)", "multiply-blend: layer must be image when an image is given, got 'gradient'")
+        }
+    }
 }

@@ -157,6 +157,10 @@ enum BlendStage {
 
     static func make(_ mode: BlendMode, name: String, _ arguments: FilterArguments, _ context: FilterContext) throws -> FilterStage {
         let opacity = arguments.float("opacity")
+        // An image with a colour or gradient layer would be left out without a word.
+        if arguments.text("layer") != "image", !arguments.text("image").isEmpty {
+            throw FilterError.badValue(filter: name, key: "layer", value: arguments.text("layer"), expected: "image when an image is given")
+        }
         let layer: BlendRows.Layer
         switch arguments.text("layer") {
         case "color" where !mode.runsPerPixel:

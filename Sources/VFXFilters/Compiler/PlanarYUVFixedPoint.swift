@@ -8,8 +8,9 @@ import VFXCore
 ///   offset (with the rounding half) is added with saturation, an arithmetic shift drops the fraction and the value is
 ///   clamped to the run's bounds. `s` is the smallest of 1…5 for which the gain and offset fit 16 bits.
 /// - chroma: samples centred on 128 in Q7; each step is two rounding high multiplies per output, the offset, and the
-///   clamp to −128…127 codes, kept in Q7 for the next step (no rounding to whole codes between steps, as in Float);
-///   the last step goes straight to rounded codes, and the saturating narrowing to bytes is its clamp.
+///   clamp to its bounds (−128…127 codes; narrower, and not always whole codes, for steps folded together), kept in Q7
+///   for the next step (no rounding to whole codes between steps, as in Float); the last step goes straight to rounded
+///   codes, and the saturating narrowing to bytes is its clamp unless its bounds are narrower.
 /// - rows are widened and narrowed within the 128-bit halves (`Lanes16.widenInHalves`), with no cross-half shuffle, and
 ///   a luma map whose bounds are 0…255 leaves its clamp to the narrowing.
 /// Each multiply rounds to 2^-(8 - s) of a code and the gain is held to 2^-(16 - s): with s = 1 (gains below 2) a step
@@ -36,36 +37,50 @@ struct PlanarYUVFixedPoint {
         var clamps: Bool
     }
 
-    /// On centred Q7 samples: `cb' = mulhrs(cb, m00) + mulhrs(cr, m01) + o0` in Q(7 − s), clamped to −128…127 codes,
-    /// then shifted left by `s` back to Q7 (likewise cr'), with its lanes made once at configure time.
+    /// On centred Q7 samples: `cb' = mulhrs(cb, m00) + mulhrs(cr, m01) + o0` in Q(7 − s), clamped to the step's
+    /// bounds (−128…127 codes, or narrower for steps folded together), then shifted left by `s` back to Q7 (likewise
+    /// cr'), with its lanes made once at configure time.
     struct ChromaStep {
-        /// An output's factors: for its own channel, for the other one, and its offset (I420: the same in every lane;
-        /// NV12: Cb's and Cr's alternating, as the samples do).
+        /// An output's factors: for its own channel, for the other one, its offset and its bounds (I420: the same in
+        /// every lane; NV12: Cb's and Cr's alternating, as the samples do).
         struct Mix {
             var own: Lanes16.Vector, other: Lanes16.Vector, offset: Lanes16.Vector
+            var low: Lanes16.Vector, high: Lanes16.Vector
             /// The offset plus 128 codes and the rounding half, in Q(7 − s): what turns the last step's sum into codes.
             var codesOffset: Lanes16.Vector
         }
         /// I420: Cb's mix, then Cr's; NV12: both in `cb`.
         var cb: Mix, cr: Mix
-        var low: Lanes16.Vector, high: Lanes16.Vector, s: Int
+        /// 128 codes and the rounding half in Q(7 − s).
+        var toCodes: Lanes16.Vector
+        var s: Int
         /// No cross terms (saturation, contrast, invert): one multiply per output, not two.
         var isDiagonal: Bool
+        /// Bounds narrower than −128…127 codes, which the saturating narrowing of the last step cannot apply alone.
+        var narrowsBounds: Bool
 
         /// `own·value + other·partner + offset`, clamped and back in Q7 (`partner` unused in a diagonal step).
         @inline(__always) func apply(_ mix: Mix, _ value: Lanes16.Vector, partner: Lanes16.Vector) -> Lanes16.Vector {
-            let product = Lanes16.multiplyHighRounded(value, mix.own)
-            let sum = isDiagonal ? product : Lanes16.addSaturating(product, Lanes16.multiplyHighRounded(partner, mix.other))
-            return Lanes16.shiftLeft(Lanes16.clamp(Lanes16.addSaturating(sum, mix.offset), low, high), s)
+            Lanes16.shiftLeft(clamped(mix, value, partner: partner), s)
         }
 
-        /// The same as the last step, straight to codes, unclamped: `apply` then `codes` but for values out of 0…255,
-        /// which a saturating narrowing (or a clamp) takes to the same byte. A saturated sum plus the offset stays
-        /// beyond 0…255 on its own side (see `scale`), so it lands on the same byte too.
+        /// The same as the last step, straight to codes: `apply` then `codes`, but with bounds of −128…127 left to the
+        /// saturating narrowing (or a clamp), which takes values out of 0…255 to the same byte. A saturated sum plus the
+        /// offset stays beyond 0…255 on its own side (see `scale`), so it lands on the same byte too.
         @inline(__always) func codes(_ mix: Mix, _ value: Lanes16.Vector, partner: Lanes16.Vector) -> Lanes16.Vector {
+            guard !narrowsBounds else {
+                return Lanes16.shiftRight(Lanes16.addSaturating(clamped(mix, value, partner: partner), toCodes), 7 - s)
+            }
             let product = Lanes16.multiplyHighRounded(value, mix.own)
             let sum = isDiagonal ? product : Lanes16.addSaturating(product, Lanes16.multiplyHighRounded(partner, mix.other))
             return Lanes16.shiftRight(Lanes16.addSaturating(sum, mix.codesOffset), 7 - s)
+        }
+
+        /// `own·value + other·partner + offset` clamped to the bounds, in Q(7 − s).
+        @inline(__always) private func clamped(_ mix: Mix, _ value: Lanes16.Vector, partner: Lanes16.Vector) -> Lanes16.Vector {
+            let product = Lanes16.multiplyHighRounded(value, mix.own)
+            let sum = isDiagonal ? product : Lanes16.addSaturating(product, Lanes16.multiplyHighRounded(partner, mix.other))
+            return Lanes16.clamp(Lanes16.addSaturating(sum, mix.offset), mix.low, mix.high)
         }
     }
 
@@ -121,18 +136,24 @@ struct PlanarYUVFixedPoint {
         func fixed(_ value: Float, _ scale: Float) -> Int16 { Int16((value * scale).rounded()) }
         let (m00, m01, m10, m11) = (fixed(step.cbFromCb, q), fixed(step.cbFromCr, q), fixed(step.crFromCb, q), fixed(step.crFromCr, q))
         let (cbOffset, crOffset) = (fixed(o0, fraction), fixed(o1, fraction))
+        // The bounds centred, in Q(7 − s) (whole codes exactly; a folded step's may fall between codes).
+        let (cbLow, cbHigh) = (fixed(step.cbLow - 128, fraction), fixed(step.cbHigh - 128, fraction))
+        let (crLow, crHigh) = (fixed(step.crLow - 128, fraction), fixed(step.crHigh - 128, fraction))
         // 128 codes and the rounding half in Q(7 − s); with an offset under 2¹⁴ (`scale`) the sum fits 16 bits.
         let toCodes = Int16(128 << (7 - s) + 1 << (6 - s))
         let cb = interleaved
             ? ChromaStep.Mix(own: Lanes16.alternating(m00, m11), other: Lanes16.alternating(m01, m10),
-                             offset: Lanes16.alternating(cbOffset, crOffset),
+                             offset: Lanes16.alternating(cbOffset, crOffset), low: Lanes16.alternating(cbLow, crLow),
+                             high: Lanes16.alternating(cbHigh, crHigh),
                              codesOffset: Lanes16.alternating(cbOffset + toCodes, crOffset + toCodes))
             : ChromaStep.Mix(own: Lanes16.splat(m00), other: Lanes16.splat(m01), offset: Lanes16.splat(cbOffset),
-                             codesOffset: Lanes16.splat(cbOffset + toCodes))
+                             low: Lanes16.splat(cbLow), high: Lanes16.splat(cbHigh), codesOffset: Lanes16.splat(cbOffset + toCodes))
         let cr = ChromaStep.Mix(own: Lanes16.splat(m11), other: Lanes16.splat(m10), offset: Lanes16.splat(crOffset),
-                                codesOffset: Lanes16.splat(crOffset + toCodes))
-        return ChromaStep(cb: cb, cr: cr, low: Lanes16.splat(Int16(-128 << (7 - s))), high: Lanes16.splat(Int16(127 << (7 - s))),
-                          s: s, isDiagonal: m01 == 0 && m10 == 0)
+                                low: Lanes16.splat(crLow), high: Lanes16.splat(crHigh), codesOffset: Lanes16.splat(crOffset + toCodes))
+        let full = Int16(-128 << (7 - s))...Int16(127 << (7 - s))
+        let narrows = [cbLow, crLow].contains { $0 > full.lowerBound } || [cbHigh, crHigh].contains { $0 < full.upperBound }
+        return ChromaStep(cb: cb, cr: cr, toCodes: Lanes16.splat(toCodes), s: s, isDiagonal: m01 == 0 && m10 == 0,
+                          narrowsBounds: narrows)
     }
 
     func apply(to planes: [Plane], width: Int, height: Int, slices: SliceRunner) {

@@ -10,9 +10,11 @@ import VFXCore
 /// output ignores luma (checked at configure time). Values are clamped to 0…255 per plane after each transform, not
 /// in R'G'B': on colours that the R'G'B' definition would clip (a hue turned out of gamut), the result differs by that
 /// clip, as FFmpeg's per-plane filters do. Luma maps of that form compose exactly: `clamp(a·Y + b, low, high)`, one
-/// multiply-add and one clamp for the whole run; chroma steps are applied one after the other (a clamp in 2D does not
-/// compose), each a few multiply-adds on data already in registers. A run whose gains reach 32 (or whose offsets do not
-/// fit 16 bits) is not taken: the general kernels run it.
+/// multiply-add and one clamp for the whole run. Chroma steps compose where the clamp between two of them allows
+/// (`ChromaStep.followed(by:inputs:)`): always when the second keeps Cb and Cr apart (`color-controls`' saturation,
+/// `invert`), else only when the first one's clamp cannot act; `hue,color-controls,invert` is one chroma step. The
+/// others are applied one after the other (a clamp in 2D does not compose), each a few multiply-adds on data already in
+/// registers. A run whose gains reach 32 (or whose offsets do not fit 16 bits) is not taken: the general kernels run it.
 ///
 /// ```swift
 /// if let kernel = PlanarYUVKernel(matrices: [hue, contrast], coding: YUVCoding(.bt709), chromaInterleaved: false) { … }
@@ -21,14 +23,74 @@ final class PlanarYUVKernel: ColorKernel {
     /// The run in 16-bit fixed point: luma `clamp(a·Y + b, low, high)`, then each chroma step in order.
     let fixedPoint: PlanarYUVFixedPoint
 
-    /// Cb' = cbFromCb·(Cb−128) + cbFromCr·(Cr−128) + cbOffset, likewise Cr', both then clamped to 0…255.
+    /// Cb' = clamp(cbFromCb·(Cb−128) + cbFromCr·(Cr−128) + cbOffset, cbLow, cbHigh), likewise Cr' (bounds 0…255 but
+    /// for steps folded together, whose bounds are the clamps between them carried to the end).
     struct ChromaStep {
         var cbFromCb: Float, cbFromCr: Float, cbOffset: Float
         var crFromCb: Float, crFromCr: Float, crOffset: Float
-        /// Within Float rounding of the identity (no sample moves by more than 0.05 codes).
+        var cbLow: Float = 0, cbHigh: Float = 255, crLow: Float = 0, crHigh: Float = 255
+
+        /// Within Float rounding of the identity (no sample moves by more than 0.05 codes), with the full bounds.
         var isIdentity: Bool {
             max(abs(cbFromCb - 1), abs(cbFromCr), abs(crFromCb), abs(crFromCr - 1)) < 1e-4
-                && max(abs(cbOffset - 128), abs(crOffset - 128)) < 0.01
+                && max(abs(cbOffset - 128), abs(crOffset - 128)) < 0.01 && bounds == Self.fullBounds
+        }
+
+        /// No cross terms, within Float rounding (a cross term under 10⁻⁴ moves a sample by under 0.013 codes).
+        var keepsChannelsApart: Bool { max(abs(cbFromCr), abs(crFromCb)) < 1e-4 }
+
+        /// The bounds as (Cb low, Cr low) and (Cb high, Cr high), in codes.
+        var bounds: (low: SIMD2<Float>, high: SIMD2<Float>) {
+            get { (SIMD2(cbLow, crLow), SIMD2(cbHigh, crHigh)) }
+            set { (cbLow, crLow, cbHigh, crHigh) = (newValue.low.x, newValue.low.y, newValue.high.x, newValue.high.y) }
+        }
+        static let fullBounds = (low: SIMD2<Float>(0, 0), high: SIMD2<Float>(255, 255))
+
+        /// `next` applied after this step, as one step, when the clamp between them cannot change a result; nil otherwise.
+        /// `inputs` are the bounds of the codes this step reads (the previous step's, or 0…255).
+        /// - `next` keeps Cb and Cr apart: each of its outputs is a monotonic map `a·c + b` of this step's clamped output,
+        ///   and `a·clamp(c, low, high) + b = clamp(a·c + b, a·low + b, a·high + b)` (bounds swapped when a < 0), so
+        ///   the two clamps become one, to the mapped bounds cut by `next`'s own. Bounds that miss `next`'s entirely
+        ///   leave a constant, `next`'s nearest bound.
+        /// - otherwise the two compose only when this step's outputs stay within its bounds for every input in `inputs`.
+        ///
+        /// ```swift
+        /// let one = turn.followed(by: saturate, inputs: PlanarYUVKernel.ChromaStep.fullBounds)   // hue, then saturation
+        /// ```
+        func followed(by next: ChromaStep, inputs: (low: SIMD2<Float>, high: SIMD2<Float>)) -> ChromaStep? {
+            let apart = next.keepsChannelsApart
+            var low = next.bounds.low, high = next.bounds.high
+            if apart {
+                let gains = SIMD2(next.cbFromCb, next.crFromCr), offsets = SIMD2(next.cbOffset, next.crOffset) - 128
+                let mapped = (gains * (bounds.low - 128) + offsets + 128, gains * (bounds.high - 128) + offsets + 128)
+                let (mappedLow, mappedHigh) = (pointwiseMin(mapped.0, mapped.1), pointwiseMax(mapped.0, mapped.1))
+                low = pointwiseMax(low, mappedLow)
+                high = pointwiseMin(high, mappedHigh)
+                // Mapped bounds wholly below or above next's: the output is next's nearest bound.
+                low = low.replacing(with: next.bounds.high, where: mappedLow .> next.bounds.high)
+                high = high.replacing(with: next.bounds.low, where: mappedHigh .< next.bounds.low)
+                low = low.replacing(with: high, where: low .> high)
+            } else {
+                // This step's outputs over the box of its inputs (centred), unclamped.
+                let (inLow, inHigh) = (inputs.low - 128, inputs.high - 128)
+                func extent(_ own: Float, _ other: Float, _ offset: Float) -> (Float, Float) {
+                    let a = (own * inLow.x, own * inHigh.x), b = (other * inLow.y, other * inHigh.y)
+                    return (offset + min(a.0, a.1) + min(b.0, b.1), offset + max(a.0, a.1) + max(b.0, b.1))
+                }
+                let cb = extent(cbFromCb, cbFromCr, cbOffset), cr = extent(crFromCr, crFromCb, crOffset)
+                guard cb.0 >= cbLow, cb.1 <= cbHigh, cr.0 >= crLow, cr.1 <= crHigh else { return nil }
+            }
+            // next·(this step's map): products of the 2×2 factors, and next's factors on this step's centred offsets.
+            let (n0, n1) = apart ? (0, 0) : (next.cbFromCr, next.crFromCb)
+            let (o0, o1) = (cbOffset - 128, crOffset - 128)
+            var step = ChromaStep(cbFromCb: next.cbFromCb * cbFromCb + n0 * crFromCb,
+                                  cbFromCr: next.cbFromCb * cbFromCr + n0 * crFromCr,
+                                  cbOffset: next.cbFromCb * o0 + n0 * o1 + next.cbOffset,
+                                  crFromCb: n1 * cbFromCb + next.crFromCr * crFromCb,
+                                  crFromCr: n1 * cbFromCr + next.crFromCr * crFromCr,
+                                  crOffset: n1 * o0 + next.crFromCr * o1 + next.crOffset)
+            step.bounds = (low, high)
+            return step
         }
     }
 
@@ -56,7 +118,13 @@ final class PlanarYUVKernel: ColorKernel {
             low = min(max(newLow, 0), 255)
             high = max(min(newHigh, 255), low)
             let step = ChromaStep(cbFromCb: du.y, cbFromCr: dv.y, cbOffset: base.y, crFromCb: du.z, crFromCr: dv.z, crOffset: base.z)
-            if !step.isIdentity { steps.append(step) }
+            guard !step.isIdentity else { continue }
+            let inputs = steps.count > 1 ? steps[steps.count - 2].bounds : ChromaStep.fullBounds
+            if let last = steps.last, let folded = last.followed(by: step, inputs: inputs) {
+                if folded.isIdentity { steps.removeLast() } else { steps[steps.count - 1] = folded }
+            } else {
+                steps.append(step)
+            }
         }
         // A run that keeps luma (hue, saturation) comes out within Float rounding of the identity: snap it, so the
         // luma plane is not rewritten (|gain − 1| < 1e-4 and |offset| < 0.01 move no sample by more than 0.04 codes).

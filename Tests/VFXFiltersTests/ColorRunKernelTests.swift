@@ -140,6 +140,59 @@ final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
         XCTAssertTrue(FusedColorProcessor.chooseKernel(for: steep, format: format) is ColorRunYUVKernel)
     }
 
+    /// A lone matrix (`FixedPointRunKernel.AffineCodes`) runs as one affine map per output code on blocks where its clamp
+    /// cannot act, and per channel elsewhere: on frames of colours that no clamp touches (R'G'B' within 0.05…0.7, so
+    /// `sepia`'s red stays under 0.95), and on frames where such rows alternate with random ones (out of gamut: clamps
+    /// act), on I420 and NV12, one and two threads, every sample within 1 code of the definition in doubles (both paths
+    /// are within 0.1 code before the final rounding).
+    func testAffinePathMatchesTheDefinition() throws {
+        var generator = SystemRandomNumberGenerator.Seeded(state: 41)
+        let (cw, ch) = chromaSize
+        let (luma, quarter) = (width * height, cw * ch)
+        // Per block a random colour, per pixel that colour ± 0.05; luma per pixel, chroma from the block's mean (BT.601).
+        var inGamut = [UInt8](repeating: 0, count: luma + 2 * quarter)
+        func unit() -> Double { Double(generator.byte()) / 255 }
+        for by in 0..<ch {
+            for bx in 0..<cw {
+                let base = SIMD3(0.1 + 0.5 * unit(), 0.1 + 0.5 * unit(), 0.1 + 0.5 * unit())
+                var sum = SIMD3<Double>(), count = 0.0
+                for y in (2 * by)..<min(2 * by + 2, height) {
+                    for x in (2 * bx)..<min(2 * bx + 2, width) {
+                        let rgb = base + SIMD3(unit(), unit(), unit()) * 0.1 - 0.05
+                        inGamut[y * width + x] = UInt8((16 + 219 * (0.299 * rgb.x + 0.587 * rgb.y + 0.114 * rgb.z)).rounded())
+                        sum += rgb
+                        count += 1
+                    }
+                }
+                let mean = sum / count, y = 0.299 * mean.x + 0.587 * mean.y + 0.114 * mean.z
+                inGamut[luma + by * cw + bx] = UInt8((128 + 224 * (mean.z - y) / 1.772).rounded())
+                inGamut[luma + quarter + by * cw + bx] = UInt8((128 + 224 * (mean.x - y) / 1.402).rounded())
+            }
+        }
+        // Every other pair of rows (one chroma row) random instead.
+        let random = randomI420(seed: 43)
+        var mixed = inGamut
+        for y in 0..<height where (y / 2) % 2 == 1 { for x in 0..<width { mixed[y * width + x] = random[y * width + x] } }
+        for cy in 0..<ch where cy % 2 == 1 {
+            for cx in 0..<cw {
+                for plane in [luma, luma + quarter] { mixed[plane + cy * cw + cx] = random[plane + cy * cw + cx] }
+            }
+        }
+        let format = FrameFormat(pixelFormat: .i420, width: width, height: height)
+        for chain in ["sepia", "sepia:intensity=0.6", "color-matrix:rr=0.5:rg=0.5:rb=0:br=0.2:bb=0.9", "false-color:dark=navy:light=gold"] {
+            let run = try transforms(chain, format: format)
+            let kernel = try XCTUnwrap(FusedColorProcessor.chooseKernel(for: run, format: format) as? FixedPointRunKernel, chain)
+            XCTAssertNotNil(kernel.affine, chain)
+            for input in [inGamut, mixed] {
+                try assertChain(chain, on: input, within1CodeOf: expected(input, run: run, vignette: nil))
+            }
+        }
+        // A run with a further step has no affine path.
+        let curved = try XCTUnwrap(FixedPointRunKernel(try transforms("sepia,gamma:power=1.2", format: format), coding: YUVCoding(format.color),
+                                                       chromaInterleaved: false))
+        XCTAssertNil(curved.affine)
+    }
+
     /// A frame of another size than the one the run (with its vignette) was configured for is refused with an error
     /// that names it, not read past the vignette's tables.
     func testFrameOfAnotherSizeIsRefused() throws {

@@ -101,6 +101,9 @@ enum Lanes16 {
     @inline(__always) static func multiplyLow(_ a: Vector, _ b: Int16) -> Vector { _mm256_mullo_epi16(a, _mm256_set1_epi16(b)) }
     @inline(__always) static func shiftRightLogical(_ a: Vector, _ count: Int) -> Vector { _mm256_srli_epi16(a, Int32(count)) }
     @inline(__always) static func and(_ a: Vector, _ b: Vector) -> Vector { _mm256_and_si256(a, b) }
+    @inline(__always) static func or(_ a: Vector, _ b: Vector) -> Vector { _mm256_or_si256(a, b) }
+    /// Whether every bit of `a` is zero (`vptest`).
+    @inline(__always) static func isZero(_ a: Vector) -> Bool { _mm256_testz_si256(a, a) != 0 }
 
     /// Byte i of each 128-bit half: byte `control[i] & 15` of the same half of `table` (`vpshufb`; control bytes here
     /// never have their top bit set).
@@ -372,6 +375,8 @@ enum Lanes16 {
         Vector(truncatingIfNeeded: SIMD16<UInt16>(truncatingIfNeeded: a) &>> UInt16(count))
     }
     @inline(__always) static func and(_ a: Vector, _ b: Vector) -> Vector { a & b }
+    @inline(__always) static func or(_ a: Vector, _ b: Vector) -> Vector { a | b }
+    @inline(__always) static func isZero(_ a: Vector) -> Bool { a == Vector() }
 
     @inline(__always) static func shuffleBytes(_ table: Vector, _ control: Vector) -> Vector {
         let (bytes, indices) = (unsafeBitCast(table, to: SIMD32<UInt8>.self), unsafeBitCast(control, to: SIMD32<UInt8>.self))

@@ -20,7 +20,8 @@ extension FilterSpec {
             + "scale × the face width, turned with the face; positions smoothed (One Euro) so it does not jitter. "
             + "sticker= draws one of VideoFX's own (glasses, moustache, badge) instead of a file.",
         parameters: [
-            ParameterSpec("file", .file(extensions: ["png"]), default: .text(""), "the sticker, a PNG with alpha"),
+            ParameterSpec("file", .file(extensions: ["png"]), default: .text(""), "the sticker, a PNG with alpha",
+                          only: .when("sticker", is: "none")),
             ParameterSpec("sticker", .choice(["none"] + StickerArt.allCases.map(\.rawValue)), default: .text("none"),
                           "one of the drawn stickers instead of a file (with its own anchor and scale unless given)"),
             ParameterSpec("anchor", .choice(StickerAnchor.allCases.map(\.rawValue)), default: .text("face"),
@@ -37,13 +38,12 @@ extension FilterSpec {
         var anchor = StickerAnchor(rawValue: arguments.text("anchor")) ?? .face
         var scale = arguments.number("scale")
         let picture: VideoFrame
+        // A file with a drawn sticker is refused when the chain is parsed (the table's condition on `file`).
         if let art = StickerArt(rawValue: arguments.text("sticker")) {
-            guard file.isEmpty else { throw FilterError.badValue(filter: name, key: "sticker", value: art.rawValue,
-                                                                 expected: "none when file is given") }
             picture = art.picture()
-            // The drawn sticker's own placement, unless the chain sets one.
-            if arguments.values["anchor"] == .text("face") { anchor = StickerAnchor(rawValue: art.placement.anchor) ?? .face }
-            if scale == 1 { scale = art.placement.scale }
+            // The drawn sticker's own placement, unless the chain gives one (even `anchor=face` or `scale=1`).
+            if !arguments.given.contains("anchor") { anchor = StickerAnchor(rawValue: art.placement.anchor) ?? .face }
+            if !arguments.given.contains("scale") { scale = art.placement.scale }
         } else {
             guard !file.isEmpty else { throw FilterError.missingParameter(filter: name, key: "file") }
             picture = try EffectFiles.loadPicture(file, filter: name, allowed: [.png])

@@ -1,8 +1,9 @@
 import Foundation
 import VFXCore
-import VFXEffects
+@testable import VFXEffects
 import VFXFilters
 import VFXMedia
+import VFXPipeline
 import VFXTestSupport
 import VFXVision
 import XCTest
@@ -137,6 +138,38 @@ final class FaceEffectsTests: XCTestCase {
     }
 
     /// The drawn stickers are real pictures: transparent around, opaque inside, and they land on the face.
+    /// A drawn sticker keeps its own anchor and scale only when the chain gives none: `anchor=face` and `scale=1`
+    /// given (the defaults' values) are taken, where they used to be mistaken for "not given" and replaced by the
+    /// badge's forehead and 0.45. On the astronaut the badge then covers about 1 / 0.45 times as many columns
+    /// (at least 1.8×). A file with a drawn sticker is refused: one of the two would be ignored.
+    func testDrawnStickerTakesTheAnchorAndScaleGiven() throws {
+        VFXEffects.register()
+        let portrait = try XCTUnwrap(Effects.read(TestMedia.path("astronaut.png")).first)
+        func sticker(_ chain: String) throws -> FaceStickerProcessor {
+            let description = try XCTUnwrap(FilterChain(parsing: chain).filters.first)
+            let context = FilterContext(format: FrameFormat(of: portrait), slices: SliceRunner(threads: 1))
+            var processor: (any FrameProcessor)?
+            if case .processor(let stage) = try FilterSpec.faceSticker.makeStage(description.arguments(), context) { processor = stage }
+            return try XCTUnwrap(processor as? FaceStickerProcessor, "face-sticker makes a FaceStickerProcessor")
+        }
+        let own = try sticker("face-sticker:sticker=badge"), given = try sticker("face-sticker:sticker=badge:anchor=face:scale=1")
+        XCTAssertEqual(own.anchor, .forehead)
+        XCTAssertEqual(own.scale, 0.45, accuracy: 1e-6)
+        XCTAssertEqual(given.anchor, .face)
+        XCTAssertEqual(given.scale, 1)
+        func changedColumns(_ chain: String) throws -> Int {
+            let input = Effects.rgb(portrait), output = Effects.rgb(try Effects.apply(chain, to: portrait))
+            var columns = Set<Int>()
+            for i in stride(from: 0, to: input.count, by: 3) where input[i..<(i + 3)] != output[i..<(i + 3)] { columns.insert((i / 3) % portrait.width) }
+            return columns.count
+        }
+        let small = try changedColumns("face-sticker:sticker=badge"), large = try changedColumns("face-sticker:sticker=badge:anchor=face:scale=1")
+        XCTAssertGreaterThan(Double(large), 1.8 * Double(small), "\(large) columns against \(small)")
+        XCTAssertThrowsError(try FilterChain(parsing: "face-sticker:sticker=glasses:file=/tmp/logo.png")) { error in
+            XCTAssertEqual("\(error)", "face-sticker: sticker must be none when file is given, got 'glasses'")
+        }
+    }
+
     func testDrawnStickersHaveAlphaAndLandOnTheFace() throws {
         for art in StickerArt.allCases {
             let picture = art.picture()

@@ -87,6 +87,81 @@ final class ChainSyntaxTests: XCTestCase {
         XCTAssertTrue(FilterListing.markdown(specs).contains("## sepia"))
     }
 
+    /// A parameter that only counts with some value of another one (the table's `only:` condition) is refused when
+    /// given without it, since its value would be ignored without a word: one line naming the parameter it depends
+    /// on and that one's value, from the chain parser and the Swift API alike. Defaults are never refused, and the
+    /// combinations that do count are taken.
+    func testParametersThatWouldBeIgnoredAreRefused() throws {
+        let refused: [(String, String)] = [
+            ("hue-blend:image=/tmp/logo.png", "hue-blend: layer must be image when an image is given, got 'color'"),
+            ("multiply-blend:color2=#ff0000", "multiply-blend: layer must be gradient when color2 is given, got 'color'"),
+            ("screen-blend:layer=image:image=/tmp/logo.png:color=#ff0000",
+             "screen-blend: layer must be color or gradient when color is given, got 'image'"),
+            ("darken-blend:layer=image:image=/tmp/logo.png:color2=navy", "darken-blend: layer must be gradient when color2 is given, got 'image'"),
+            ("text:outline=0:outline-color=red", "text: outline must be above 0 when outline-color is given, got '0'"),
+            ("text:shadow-color=white", "text: shadow must be at least 0.5 when shadow-color is given, got '0'"),
+            ("scale:kernel=area", "scale: width or height must be above 0 when kernel is given, got '0'"),
+            ("scale:width=0:height=0:kernel=bilinear", "scale: width or height must be above 0 when kernel is given, got '0'"),
+            // Not a condition: concentric circles are the same turned, so circular-screen has no angle at all.
+            ("circular-screen:angle=30", "circular-screen: unknown parameter 'angle' (it takes center, width, sharpness)"),
+        ]
+        for (chain, message) in refused {
+            XCTAssertThrowsError(try FilterChain(parsing: chain), chain) { XCTAssertEqual("\($0)", message) }
+        }
+        XCTAssertThrowsError(try FilterDescription("multiply-blend", ["color2": .color(FilterColor(red: 1, green: 0, blue: 0))])) {
+            XCTAssertEqual("\($0)", "multiply-blend: layer must be gradient when color2 is given, got 'color'")
+        }
+        let accepted = ["multiply-blend", "multiply-blend:layer=color:color=#ff8800", "multiply-blend:layer=gradient:color=navy:color2=teal",
+                        "multiply-blend:layer=image:image=/tmp/logo.png:opacity=0.5", "text", "text:outline=0", "text:outline=0.5:outline-color=red",
+                        "text:shadow=0.5:shadow-color=red", "text:outline=0:shadow=3", "scale:width=64:kernel=area",
+                        "scale:height=64:kernel=bilinear", "scale:width=0:height=0"]
+        for chain in accepted { XCTAssertNoThrow(try FilterChain(parsing: chain), chain) }
+        // The Swift API checks the values together, in whatever order the dictionary holds them.
+        XCTAssertNoThrow(try FilterDescription("multiply-blend", ["color2": .color(FilterColor(red: 1, green: 0, blue: 0)),
+                                                                  "layer": .text("gradient")]))
+    }
+
+    /// A live change is checked for the key it sets: a value that would not count is refused and leaves the filter
+    /// as it was; changing the parameter others depend on is taken (values cannot be taken out of a running chain,
+    /// so refusing it would lock `layer` once `color2` was given).
+    func testChangesAreCheckedForTheKeyTheySet() throws {
+        var text = try FilterDescription("text")
+        XCTAssertThrowsError(try text.set("shadow-color", to: "red")) {
+            XCTAssertEqual("\($0)", "text: shadow must be at least 0.5 when shadow-color is given, got '0'")
+        }
+        XCTAssertNil(text.values["shadow-color"])
+        try text.set("shadow", to: "2")
+        try text.set("shadow-color", to: "red")
+        try text.set("shadow", to: "0")
+        XCTAssertEqual(text.description, "text:shadow=0:shadow-color=#ff0000")
+        let processor = FilterChainProcessor(try FilterChain(parsing: "multiply-blend:layer=gradient:color2=#ffcc00"), threads: 1)
+        _ = try processor.configure(for: FrameFormat(pixelFormat: .rgba, width: 4, height: 4))
+        XCTAssertThrowsError(try processor.set("image", to: "/tmp/logo.png", filterAt: 0)) {
+            XCTAssertEqual("\($0)", "multiply-blend: layer must be image when an image is given, got 'gradient'")
+        }
+        try processor.set("layer", to: "color", filterAt: 0)
+        XCTAssertEqual(processor.currentChain.description, "multiply-blend:layer=color:color2=#ffcc00")
+    }
+
+    /// The listing says which choice a parameter needs, in the text, the Markdown and the JSON summary; the JSON keeps
+    /// its shape (the same keys for every parameter).
+    func testListingNamesTheConditions() throws {
+        let blend = try XCTUnwrap(FilterRegistry.spec(named: "multiply-blend"))
+        XCTAssertTrue(blend.parameterLines.contains { $0.contains("color2") && $0.hasSuffix("the gradient's bottom colour (only with layer=gradient)") })
+        XCTAssertTrue(blend.parameterMarkdown.contains("the image layer (scaled to the frame) (only with layer=image)"))
+        let json = try FilterListing.json(FilterRegistry.builtIns)
+        let filters = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])
+        let allowed: Set<String> = ["key", "type", "summary", "default", "minimum", "maximum", "unit", "choices"]
+        for filter in filters {
+            for parameter in try XCTUnwrap(filter["parameters"] as? [[String: Any]]) {
+                XCTAssertTrue(Set(parameter.keys).isSubset(of: allowed), "\(parameter.keys)")
+            }
+        }
+        let text = try XCTUnwrap(filters.first { $0["name"] as? String == "text" }?["parameters"] as? [[String: Any]])
+        XCTAssertEqual(text.first { $0["key"] as? String == "shadow-color" }?["summary"] as? String,
+                       "shadow colour (only with shadow at least 0.5)")
+    }
+
     func testStaticMembersMatchParsing() throws {
         XCTAssertEqual(FilterDescription.sepia(intensity: 0.8), try FilterChain(parsing: "sepia:0.8").filters[0])
         XCTAssertEqual(FilterDescription.hue(angle: 30), try FilterChain(parsing: "hue:angle=30").filters[0])

@@ -136,6 +136,30 @@ import VFXFilters
         #expect(worst <= 0.501)
     }
 
+    /// The kernel counts with only one side given (the other from the aspect ratio): `scale:height=256:kernel=area` on
+    /// the 512×512 photo is the exact 2×2 mean too, not the default bicubic (same tolerance as above). With no size
+    /// at all the frame passes through and a kernel would be ignored, so it is refused.
+    @Test func areaKernelWithOneSideGivenIsTheBlockMean() throws {
+        let frame = try SpatialFixtures.photo(.gray8)
+        let image = SpatialFixtures.doubles(SpatialFixtures.rows(frame, 0))
+        let scaled = try SpatialFixtures.apply("scale:height=256:kernel=area", to: frame)
+        #expect(scaled.width == 256 && scaled.height == 256)
+        let output = SpatialFixtures.doubles(SpatialFixtures.rows(scaled, 0))
+        var worst = 0.0
+        for y in 0..<256 {
+            for x in 0..<256 {
+                let mean = (image[2 * y][2 * x] + image[2 * y][2 * x + 1] + image[2 * y + 1][2 * x] + image[2 * y + 1][2 * x + 1]) / 4
+                worst = max(worst, abs(output[y][x] - mean))
+            }
+        }
+        #expect(worst <= 0.501)
+        #expect {
+            try SpatialFixtures.apply("scale:kernel=area", to: frame)
+        } throws: { error in
+            "\(error)" == "scale: width or height must be above 0 when kernel is given, got '0'"
+        }
+    }
+
     /// A zero size keeps the aspect ratio (even for YUV).
     @Test func scaleKeepsAspectRatio() throws {
         let bytes = try SpatialFixtures.decode("astronaut.png", pixelFormat: "yuv420p", size: (640, 360))

@@ -38,7 +38,9 @@ final class HalftoneTests: XCTestCase {
             case .circular: "circular-screen"
             case .hatched: "hatched-screen"
             }
-            return "\(name):center=\(center.x)x\(center.y):angle=\(degrees):width=\(period):sharpness=\(sharpness)"
+            // circular-screen takes no angle (its rings are the same turned; the reference below turns them anyway).
+            let angle = pattern == .circular ? "" : ":angle=\(degrees)"
+            return "\(name):center=\(center.x)x\(center.y)\(angle):width=\(period):sharpness=\(sharpness)"
         }
 
         /// g at pixel (x, y) of a `width`×`height` frame whose pixel has luma `luma`.

@@ -48,6 +48,25 @@ final class TextTests: XCTestCase {
         }
     }
 
+    /// A shadow offset is rounded to whole pixels: 0.5 px draws the coverage moved by one pixel (the least shadow
+    /// whose colour counts, so `shadow-color` is taken from there on and refused below it).
+    func testHalfPixelShadowIsMovedOnePixel() throws {
+        try check("outline=0:shadow=0.5:shadow-color=white") { f in
+            var out = f
+            for y in 0..<height {
+                for x in 0..<width {
+                    let s = x >= 1 && y >= 1 ? f[(y - 1) * width + x - 1] : 0
+                    let fill = f[y * width + x]
+                    out[y * width + x] = fill + s * (1 - fill)
+                }
+            }
+            return out
+        }
+        XCTAssertThrowsError(try render("outline=0:shadow=0.4:shadow-color=white")) { error in
+            XCTAssertEqual("\(error)", "text: shadow must be at least 0.5 when shadow-color is given, got '0.4'")
+        }
+    }
+
     func testShadowIsTheCoverageMoved() throws {
         try check("outline=0:shadow=3:shadow-color=white") { f in
             var out = f

@@ -161,6 +161,27 @@ import VFXTestSupport
         #expect(RawFrames.bytes(out[12]) == RawFrames.bytes(frames[5]))
     }
 
+    /// With `fps` the output follows that rate's grid and `factor` is not used (factor 2 and 3 give the same frames),
+    /// so a chain giving both is refused rather than dropping the factor without a word; either alone is taken, and
+    /// so is a factor with fps=0.
+    @Test func interpolateRefusesFactorWithFps() throws {
+        TemporalFilters.register()
+        let rate = FrameRate(25)
+        let frames = try Clip.frames("bikes.mp4", count: 4, width: 640, height: 272, rate: rate)
+        let (_, two) = try run(InterpolateProcessor(factor: 2, fps: 60), frames, rate: rate)
+        let (_, three) = try run(InterpolateProcessor(factor: 3, fps: 60), frames, rate: rate)
+        #expect(two.count == three.count)
+        for (a, b) in zip(two, three) { #expect(RawFrames.bytes(a) == RawFrames.bytes(b)) }
+        #expect {
+            try FilterChain(parsing: "interpolate:factor=3:fps=60")
+        } throws: { error in
+            "\(error)" == "interpolate: fps must be 0 when factor is given, got '60'"
+        }
+        for chain in ["interpolate", "interpolate:factor=3", "interpolate:fps=60", "interpolate:factor=3:fps=0"] {
+            #expect(throws: Never.self, "\(chain)") { try FilterChain(parsing: chain) }
+        }
+    }
+
     @Test func superResolutionBeatsLanczos() throws {
         let frames = try Clip.frames("bikes.mp4", count: 4, width: 640, height: 272, rate: FrameRate(25))
         // The protocol: 2× area downscale, then back up; FFmpeg does both the downscale and its Lanczos.

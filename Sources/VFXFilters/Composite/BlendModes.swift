@@ -111,9 +111,12 @@ extension FilterSpec {
         let name = mode.rawValue + "-blend"
         let parameters: [ParameterSpec] = [
             ParameterSpec("layer", .choice(["color", "gradient", "image"]), default: .text("color"), "what is blended over the frame"),
-            ParameterSpec("color", .color, default: .color(FilterColor(red: 0.5, green: 0.5, blue: 0.5)), "the colour (or the gradient's top)"),
-            ParameterSpec("color2", .color, default: .color(FilterColor(red: 1, green: 1, blue: 1)), "the gradient's bottom colour"),
-            ParameterSpec("image", .file(extensions: ["png", "jpg", "jpeg"]), default: .text(""), "the image layer (scaled to the frame)"),
+            ParameterSpec("color", .color, default: .color(FilterColor(red: 0.5, green: 0.5, blue: 0.5)), "the colour (or the gradient's top)",
+                          only: .when("layer", is: "color", "gradient")),
+            ParameterSpec("color2", .color, default: .color(FilterColor(red: 1, green: 1, blue: 1)), "the gradient's bottom colour",
+                          only: .when("layer", is: "gradient")),
+            ParameterSpec("image", .file(extensions: ["png", "jpg", "jpeg"]), default: .text(""), "the image layer (scaled to the frame)",
+                          only: .when("layer", is: "image").naming("an image")),
             ParameterSpec("opacity", .number(0...1), default: 1, "how much of the blend is applied"),
         ]
         var ffmpeg: (@Sendable (FilterArguments) -> String?)?
@@ -156,11 +159,8 @@ enum BlendStage {
     }
 
     static func make(_ mode: BlendMode, name: String, _ arguments: FilterArguments, _ context: FilterContext) throws -> FilterStage {
+        // A colour, colour2 or image the layer does not use is refused when the chain is parsed (the table's conditions).
         let opacity = arguments.float("opacity")
-        // An image with a colour or gradient layer would be left out without a word.
-        if arguments.text("layer") != "image", !arguments.text("image").isEmpty {
-            throw FilterError.badValue(filter: name, key: "layer", value: arguments.text("layer"), expected: "image when an image is given")
-        }
         let layer: BlendRows.Layer
         switch arguments.text("layer") {
         case "color" where !mode.runsPerPixel:

@@ -16,8 +16,9 @@ extension FilterSpec {
     /// pixels (a disc); the shadow is the outline (or the fill) moved right and down by `shadow` pixels. Layers are
     /// composited shadow, outline, fill (straight alpha "over").
     /// - `text` (default "{timecode}"), `font` (default DejaVu Sans), `size` 4…512 px (default 48), `color` (white),
-    ///   `position` (default 0.04x0.04), `outline` 0…16 px (default 2), `outline-color` (black), `shadow` 0…32 px
-    ///   (default 0), `shadow-color` (black), `opacity` 0…1. Formats: all.
+    ///   `position` (default 0.04x0.04), `outline` 0…16 px (default 2), `outline-color` (black; only with an outline),
+    ///   `shadow` 0…32 px, rounded to whole pixels (default 0: none), `shadow-color` (black; only with a shadow of at
+    ///   least 0.5 px), `opacity` 0…1. A colour given for an outline or shadow that is not drawn is refused. Formats: all.
     /// - Chain: `text:text='Live {timecode}':size=36:position=0.05x0.9` · Swift: `try FilterDescription("text", ["text": .text("Hello")])`
     public static let text = FilterSpec(
         name: "text", family: .overlay, summary: "A caption, timecode or clock in a real font, with outline and shadow.",
@@ -28,9 +29,11 @@ extension FilterSpec {
                      ParameterSpec("color", .color, default: .color(FilterColor(red: 1, green: 1, blue: 1)), "fill colour"),
                      ParameterSpec("position", .point, default: .point(FilterPoint(x: 0.04, y: 0.04)), "top-left of the text"),
                      ParameterSpec("outline", .number(0...16, unit: "px"), default: 2, "outline width"),
-                     ParameterSpec("outline-color", .color, default: .color(FilterColor(red: 0, green: 0, blue: 0)), "outline colour"),
-                     ParameterSpec("shadow", .number(0...32, unit: "px"), default: 0, "shadow offset right and down"),
-                     ParameterSpec("shadow-color", .color, default: .color(FilterColor(red: 0, green: 0, blue: 0)), "shadow colour"),
+                     ParameterSpec("outline-color", .color, default: .color(FilterColor(red: 0, green: 0, blue: 0)), "outline colour",
+                                   only: .when("outline", above: 0)),
+                     ParameterSpec("shadow", .number(0...32, unit: "px"), default: 0, "shadow offset right and down (rounded to whole pixels)"),
+                     ParameterSpec("shadow-color", .color, default: .color(FilterColor(red: 0, green: 0, blue: 0)), "shadow colour",
+                                   only: .when("shadow", atLeast: 0.5)),
                      ParameterSpec("opacity", .number(0...1), default: 1, "opacity of the whole text")],
         example: "text:text='Live {timecode}':size=36:position=0.05x0.9",
         swift: "try FilterDescription(\"text\", [\"text\": .text(\"Hello\")])",

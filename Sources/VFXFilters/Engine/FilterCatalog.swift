@@ -32,7 +32,21 @@ extension ParameterTable {
             }
             resolved[parameter.key] = value
         }
-        return FilterArguments(filter: name, values: resolved)
+        return FilterArguments(filter: name, values: resolved, given: Set(values.keys))
+    }
+
+    /// Refuses each parameter of `keys` (given by the chain, not defaulted) whose condition does not hold with
+    /// `values` (the rest taking their defaults), since its value would be ignored without a word:
+    /// `text: outline must be above 0 when outline-color is given, got '0'`. Checked in table order.
+    public func checkConditions(_ values: [String: ParameterValue], given keys: Set<String>) throws {
+        for parameter in parameters where keys.contains(parameter.key) {
+            guard let condition = parameter.condition else { continue }
+            let controlling = condition.keys.map { values[$0] ?? self.parameter($0)?.defaultValue }
+            guard !controlling.contains(where: { $0.map(condition.holds) ?? false }) else { continue }
+            throw FilterError.badValue(filter: name, key: condition.keys.joined(separator: " or "),
+                                       value: controlling.first.flatMap { $0?.description } ?? "",
+                                       expected: "\(condition.expected) when \(condition.subject ?? parameter.key) is given")
+        }
     }
 
     /// The chain syntax for the filter with `values`: `name:key=value:key=value` in table order.
@@ -48,7 +62,7 @@ extension ParameterTable {
         parameters.map { parameter in
             let value = parameter.defaultValue.map { "default \($0)" } ?? "required"
             return "    \(parameter.key.padding(toLength: 12, withPad: " ", startingAt: 0)) "
-                + "\(parameter.kind.summary), \(value): \(parameter.summary)"
+                + "\(parameter.kind.summary), \(value): \(parameter.listedSummary)"
         }
     }
 
@@ -57,7 +71,7 @@ extension ParameterTable {
         var out = "| parameter | kind | default | meaning |\n| --- | --- | --- | --- |\n"
         for parameter in parameters {
             let value = parameter.defaultValue.map { "`\($0)`" } ?? "required"
-            out += "| `\(parameter.key)` | \(parameter.kind.summary) | \(value) | \(parameter.summary) |\n"
+            out += "| `\(parameter.key)` | \(parameter.kind.summary) | \(value) | \(parameter.listedSummary) |\n"
         }
         return out
     }
@@ -141,6 +155,7 @@ extension ChainSyntax {
                 values[key] = try parameter.parse(argument.value, filter: spec.name)
             }
             _ = try spec.arguments(values)
+            try spec.checkConditions(values, given: Set(values.keys))
             return (spec, values)
         }
     }

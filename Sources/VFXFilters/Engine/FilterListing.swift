@@ -126,7 +126,7 @@ public enum FilterListing {
         public init(_ spec: ParameterSpec) {
             key = spec.key
             type = spec.kind.typeName
-            summary = spec.summary
+            summary = spec.listedSummary
             defaultValue = spec.defaultValue?.description
             switch spec.kind {
             case .number(let range, let unit):

@@ -96,10 +96,14 @@ public struct FilterFamily: RawRepresentable, Sendable, Hashable, Comparable, Cu
 public struct FilterArguments: Sendable, Hashable {
     public let filter: String
     public let values: [String: ParameterValue]
+    /// The keys the chain gave (the others hold their defaults): `face-sticker` keeps a drawn sticker's own
+    /// anchor unless `anchor` is given, even as `anchor=face`.
+    public let given: Set<String>
 
-    public init(filter: String, values: [String: ParameterValue]) {
+    public init(filter: String, values: [String: ParameterValue], given: Set<String> = []) {
         self.filter = filter
         self.values = values
+        self.given = given
     }
 
     /// A number or angle parameter (an integer converts).

@@ -159,10 +159,79 @@ public enum ParameterValue: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// A number or an integer as a Double; nil for other values.
+    var numeric: Double? {
+        switch self {
+        case .number(let value): value
+        case .integer(let value): Double(value)
+        default: nil
+        }
+    }
+
     /// Shortest text for a number: `1`, `0.5`, `-2.25`.
     static func format(_ value: Double) -> String {
         if value == value.rounded(), abs(value) < 1e15 { return String(Int(value)) }
         return String(value)
+    }
+}
+
+/// What another parameter must be for a parameter to count: `color2` only colours a blend's gradient, so it needs
+/// `layer=gradient`. A chain that gives the parameter without it is refused (the value would be ignored without a
+/// word): `multiply-blend: layer must be gradient when color2 is given, got 'color'`. Defaults never are.
+///
+/// ```swift
+/// ParameterSpec("color2", .color, default: .color(white), "the gradient's bottom colour", only: .when("layer", is: "gradient"))
+/// ParameterSpec("shadow-color", .color, default: .color(black), "shadow colour", only: .when("shadow", atLeast: 0.5))
+/// ```
+public struct ParameterCondition: Sendable {
+    /// The parameters it depends on (the condition holds when one of them passes).
+    public let keys: [String]
+    /// What they must be, in words, for the error: "gradient", "above 0".
+    public let expected: String
+    /// How the listing says it: "layer=gradient", "layer=color or gradient", "outline above 0".
+    public let listing: String
+    /// How the error names the parameter being given, when not by its key ("an image").
+    let subject: String?
+    let holds: @Sendable (ParameterValue) -> Bool
+
+    init(keys: [String], expected: String, listing: String, subject: String? = nil, holds: @escaping @Sendable (ParameterValue) -> Bool) {
+        self.keys = keys
+        self.expected = expected
+        self.listing = listing
+        self.subject = subject
+        self.holds = holds
+    }
+
+    /// `key` is one of `choices` (a choice parameter).
+    public static func when(_ key: String, is choices: String...) -> ParameterCondition {
+        ParameterCondition(keys: [key], expected: choices.joined(separator: " or "), listing: "\(key)=" + choices.joined(separator: " or ")) {
+            if case .text(let text) = $0 { choices.contains(text) } else { false }
+        }
+    }
+
+    /// One of `keys` is a number above `bound`.
+    public static func when(_ keys: String..., above bound: Double) -> ParameterCondition {
+        let names = keys.joined(separator: " or ")
+        return ParameterCondition(keys: keys, expected: "above \(ParameterValue.format(bound))",
+                                  listing: "\(names) above \(ParameterValue.format(bound))") { $0.numeric.map { $0 > bound } ?? false }
+    }
+
+    /// `key` is a number of at least `bound`.
+    public static func when(_ key: String, atLeast bound: Double) -> ParameterCondition {
+        ParameterCondition(keys: [key], expected: "at least \(ParameterValue.format(bound))",
+                           listing: "\(key) at least \(ParameterValue.format(bound))") { $0.numeric.map { $0 >= bound } ?? false }
+    }
+
+    /// `key` is the number `value`.
+    public static func when(_ key: String, equals value: Double) -> ParameterCondition {
+        ParameterCondition(keys: [key], expected: ParameterValue.format(value), listing: "\(key)=\(ParameterValue.format(value))") {
+            $0.numeric == value
+        }
+    }
+
+    /// The same condition, the given parameter named `subject` in the error ("an image" for `image`).
+    public func naming(_ subject: String) -> ParameterCondition {
+        ParameterCondition(keys: keys, expected: expected, listing: listing, subject: subject, holds: holds)
     }
 }
 
@@ -178,18 +247,27 @@ public struct ParameterSpec: Sendable {
     /// The value used when the chain does not give one; nil makes the parameter required.
     public let defaultValue: ParameterValue?
     public let summary: String
+    /// What another parameter must be for this one to count (nil: it always counts).
+    public let condition: ParameterCondition?
 
-    public init(_ key: String, _ kind: ParameterKind, default defaultValue: ParameterValue? = nil, _ summary: String) {
+    public init(_ key: String, _ kind: ParameterKind, default defaultValue: ParameterValue? = nil, _ summary: String,
+                only condition: ParameterCondition? = nil) {
         self.key = key
         self.kind = kind
         self.defaultValue = defaultValue
         self.summary = summary
+        self.condition = condition
     }
 
     /// A numeric parameter with a numeric default.
-    public init(_ key: String, _ kind: ParameterKind, default number: Double, _ summary: String) {
+    public init(_ key: String, _ kind: ParameterKind, default number: Double, _ summary: String, only condition: ParameterCondition? = nil) {
         let value: ParameterValue = if case .integer = kind { .integer(Int(number)) } else { .number(number) }
-        self.init(key, kind, default: value, summary)
+        self.init(key, kind, default: value, summary, only: condition)
+    }
+
+    /// The summary as listed (`vfx filters`, `--json`, `--markdown`): with the condition, when there is one.
+    public var listedSummary: String {
+        condition.map { "\(summary) (only with \($0.listing))" } ?? summary
     }
 
     /// Parses `text` for this parameter of `filter`, or throws a one-line error naming both.

@@ -6,7 +6,7 @@ extension FilterSpec {
     /// Resizes the frame to `width`×`height` with a separable resampling kernel, each plane at its own
     /// resolution (sample centres aligned, edges clamped).
     /// - `width`, `height`: integer 0…16384 pixels; 0 keeps the aspect ratio from the other one (both 0:
-    ///   unchanged). I420/NV12: a computed size is rounded to even.
+    ///   unchanged, so a `kernel` given without a size is refused). I420/NV12: a computed size is rounded to even.
     /// - `kernel`: `bicubic` (Keys, a = −0.5, i.e. Catmull-Rom; default), `bilinear` or `area` (box). When
     ///   shrinking, the kernel is widened by the ratio so it averages rather than skips (no aliasing).
     /// - Formats: all.
@@ -17,7 +17,8 @@ extension FilterSpec {
         coreImage: "CILanczosScaleTransform",
         parameters: [ParameterSpec("width", .integer(0...16384), default: 0, "output width in pixels (0: from height and aspect)"),
                      ParameterSpec("height", .integer(0...16384), default: 0, "output height in pixels (0: from width and aspect)"),
-                     ParameterSpec("kernel", .choice(["bicubic", "bilinear", "area"]), default: .text("bicubic"), "resampling kernel")],
+                     ParameterSpec("kernel", .choice(["bicubic", "bilinear", "area"]), default: .text("bicubic"), "resampling kernel",
+                                   only: .when("width", "height", above: 0))],
         example: "scale:width=1280:height=720", swift: "FilterDescription.scale(width: 1280, height: 720)",
         ffmpeg: { arguments in
             let flags = arguments.text("kernel") == "bicubic" ? "bicubic:param0=0:param1=0.5" : arguments.text("kernel")

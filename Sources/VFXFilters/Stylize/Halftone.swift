@@ -14,14 +14,17 @@ enum ScreenPattern: Sendable {
 }
 
 extension FilterSpec {
+    /// A screen filter. Concentric circles look the same turned by any angle, so `circular-screen` takes no `angle`.
     static func screen(_ name: String, _ pattern: ScreenPattern, coreImage: String, summary: String, width: Double) -> FilterSpec {
-        FilterSpec(
+        let turns = pattern != .circular
+        return FilterSpec(
             name: name, family: .halftone, summary: summary, coreImage: coreImage,
-            parameters: [ParameterSpec("center", .point, default: .point(FilterPoint(x: 0.5, y: 0.5)), "origin of the pattern"),
-                         ParameterSpec("angle", .angle(-360...360), default: 0, "rotation of the pattern"),
-                         ParameterSpec("width", .number(2...500, unit: "px"), default: width, "period of the pattern"),
-                         ParameterSpec("sharpness", .number(0...0.99), default: 0.7, "0 soft, towards 1 hard black and white")],
-            example: "\(name):width=8:angle=45", swift: "try FilterDescription(\"\(name)\", [\"width\": .number(8)])"
+            parameters: [ParameterSpec("center", .point, default: .point(FilterPoint(x: 0.5, y: 0.5)), "origin of the pattern")]
+                + (turns ? [ParameterSpec("angle", .angle(-360...360), default: 0, "rotation of the pattern")] : [])
+                + [ParameterSpec("width", .number(2...500, unit: "px"), default: width, "period of the pattern"),
+                   ParameterSpec("sharpness", .number(0...0.99), default: 0.7, "0 soft, towards 1 hard black and white")],
+            example: turns ? "\(name):width=8:angle=45" : "\(name):width=8",
+            swift: "try FilterDescription(\"\(name)\", [\"width\": .number(8)])"
         ) { arguments, context in
             let center = arguments.point("center")
             let screen = Screen(pattern: pattern, center: SIMD2(center.x, center.y), angle: arguments.number("angle") * .pi / 180,
@@ -35,7 +38,7 @@ extension FilterSpec {
     public static let dotScreen = screen("dot-screen", .dot, coreImage: "CIDotScreen", summary: "Black-and-white dot halftone of luma.", width: 6)
     /// Line halftone. Chain: `line-screen:width=8:angle=45`.
     public static let lineScreen = screen("line-screen", .line, coreImage: "CILineScreen", summary: "Black-and-white line halftone of luma.", width: 6)
-    /// Concentric-circle halftone. Chain: `circular-screen:width=8`.
+    /// Concentric-circle halftone (no `angle`: the rings are the same turned). Chain: `circular-screen:width=8`.
     public static let circularScreen = screen("circular-screen", .circular, coreImage: "CICircularScreen",
                                               summary: "Black-and-white halftone of concentric circles.", width: 6)
     /// Cross-hatched halftone. Chain: `hatched-screen:width=8:angle=45`.

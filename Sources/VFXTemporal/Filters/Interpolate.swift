@@ -9,7 +9,8 @@ extension FilterSpec {
     ///   output frame 2k is input frame k unchanged and frame 2k+1 lies halfway between inputs k and k+1; the
     ///   last input frame is repeated so the duration is kept (N frames in, 2N out).
     /// - `fps`: number 0…1000 (default 0: use `factor`): any output rate instead; each output time between
-    ///   two inputs is made at its phase (an input frame itself where the time falls on it).
+    ///   two inputs is made at its phase (an input frame itself where the time falls on it). `factor` is not used
+    ///   then, so giving both is refused (`interpolate: fps must be 0 when factor is given, got '60'`).
     /// - Formats: i420, gray8. Every output frame has its own timestamp and a duration of one output frame.
     /// - Threads: the planes of a made frame are made side by side on the chain's threads, same output.
     ///
@@ -17,7 +18,7 @@ extension FilterSpec {
     public static let interpolate = FilterSpec(
         name: "interpolate",
         summary: "Makes in-between frames: bidirectional motion, overlapped blocks, occlusions taken from the side where visible.",
-        parameters: [ParameterSpec("factor", .integer(2...8), default: 2, "output frames per input frame"),
+        parameters: [ParameterSpec("factor", .integer(2...8), default: 2, "output frames per input frame", only: .when("fps", equals: 0)),
                      ParameterSpec("fps", .number(0...1000), default: 0, "output frame rate (0: input rate × factor)")],
         pixelFormats: [.i420, .gray8],
         example: "interpolate:factor=2", swift: "try FilterDescription.interpolate(factor: 2)",

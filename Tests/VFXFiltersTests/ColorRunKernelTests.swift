@@ -140,17 +140,13 @@ final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
         XCTAssertTrue(FusedColorProcessor.chooseKernel(for: steep, format: format) is ColorRunYUVKernel)
     }
 
-    /// A lone matrix (`FixedPointRunKernel.AffineCodes`) runs as one affine map per output code on blocks where its clamp
-    /// cannot act, and per channel elsewhere: on frames of colours that no clamp touches (R'G'B' within 0.05…0.7, so
-    /// `sepia`'s red stays under 0.95), and on frames where such rows alternate with random ones (out of gamut: clamps
-    /// act), on I420 and NV12, one and two threads, every sample within 1 code of the definition in doubles (both paths
-    /// are within 0.1 code before the final rounding).
-    func testAffinePathMatchesTheDefinition() throws {
-        var generator = SystemRandomNumberGenerator.Seeded(state: 41)
+    /// I420 planes of colours that no clamp of `sepia` touches: per block a random R'G'B' within 0.1…0.6, per pixel that
+    /// colour ± 0.05; luma per pixel, chroma from the block's mean (BT.601 limited range), rounded to codes.
+    func inGamutI420(seed: UInt64) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator.Seeded(state: seed)
         let (cw, ch) = chromaSize
         let (luma, quarter) = (width * height, cw * ch)
-        // Per block a random colour, per pixel that colour ± 0.05; luma per pixel, chroma from the block's mean (BT.601).
-        var inGamut = [UInt8](repeating: 0, count: luma + 2 * quarter)
+        var planes = [UInt8](repeating: 0, count: luma + 2 * quarter)
         func unit() -> Double { Double(generator.byte()) / 255 }
         for by in 0..<ch {
             for bx in 0..<cw {
@@ -159,16 +155,28 @@ final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
                 for y in (2 * by)..<min(2 * by + 2, height) {
                     for x in (2 * bx)..<min(2 * bx + 2, width) {
                         let rgb = base + SIMD3(unit(), unit(), unit()) * 0.1 - 0.05
-                        inGamut[y * width + x] = UInt8((16 + 219 * (0.299 * rgb.x + 0.587 * rgb.y + 0.114 * rgb.z)).rounded())
+                        planes[y * width + x] = UInt8((16 + 219 * (0.299 * rgb.x + 0.587 * rgb.y + 0.114 * rgb.z)).rounded())
                         sum += rgb
                         count += 1
                     }
                 }
                 let mean = sum / count, y = 0.299 * mean.x + 0.587 * mean.y + 0.114 * mean.z
-                inGamut[luma + by * cw + bx] = UInt8((128 + 224 * (mean.z - y) / 1.772).rounded())
-                inGamut[luma + quarter + by * cw + bx] = UInt8((128 + 224 * (mean.x - y) / 1.402).rounded())
+                planes[luma + by * cw + bx] = UInt8((128 + 224 * (mean.z - y) / 1.772).rounded())
+                planes[luma + quarter + by * cw + bx] = UInt8((128 + 224 * (mean.x - y) / 1.402).rounded())
             }
         }
+        return planes
+    }
+
+    /// A lone matrix (`FixedPointRunKernel.AffineCodes`) runs as one affine map per output code on blocks where its clamp
+    /// cannot act, and per channel elsewhere: on frames of colours that no clamp touches (R'G'B' within 0.05…0.7, so
+    /// `sepia`'s red stays under 0.95), and on frames where such rows alternate with random ones (out of gamut: clamps
+    /// act), on I420 and NV12, one and two threads, every sample within 1 code of the definition in doubles (both paths
+    /// are within 0.1 code before the final rounding).
+    func testAffinePathMatchesTheDefinition() throws {
+        let (cw, ch) = chromaSize
+        let (luma, quarter) = (width * height, cw * ch)
+        let inGamut = inGamutI420(seed: 41)
         // Every other pair of rows (one chroma row) random instead.
         let random = randomI420(seed: 43)
         var mixed = inGamut
@@ -278,13 +286,13 @@ final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
 
     /// A run's per-plane filters at its start and end (`FusedColorProcessor.planarEnds`) are applied plane by plane, as
     /// those filters alone are, and the rest of the run in R'G'B': the fused run (as passes over bands, and inside the
-    /// fixed-point kernel's loop as with a vignette) is byte for byte its three parts applied one after the other
-    /// (head, core, tail: the same fixed-point steps), on I420 and NV12, one and two threads; and
+    /// fixed-point kernel's loop as with a vignette) is byte for byte its three parts applied one after the other (head,
+    /// core, tail: the same fixed-point steps), on I420 and NV12, one and two threads, on random frames and (as bands) on
+    /// frames where a lone matrix's affine path runs; and
     /// within 2 codes of the definition in doubles (the ends' formulas, each result rounded to a code as a stored frame
     /// is, the core's definition): a head sample the fixed point rounds the other way (it is within 0.025 code of the
     /// exact value) moves the core's input by a code, up to 1.4 codes at its output. At least 99 % within 1 code.
     func testPlanarEndsOfARunAreAppliedPerPlane() throws {
-        let input = randomI420(seed: 23)
         let format = FrameFormat(pixelFormat: .i420, width: width, height: height)
         let (cw, ch) = chromaSize
         let (luma, quarter) = (width * height, cw * ch)
@@ -305,7 +313,11 @@ final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
             }
             return out.map { UInt8($0) }
         }
-        for (head, core, tail, perPlaneHead, perPlaneTail, fixed) in cases {
+        // Random frames, and frames where a lone matrix core takes its affine path. The loop with ends never takes that
+        // path (it runs only with a vignette, which the affine path does not take either), so it is compared on the
+        // random frames, where no block would.
+        let inputs = [(randomI420(seed: 23), true), (inGamutI420(seed: 29), false)]
+        for ((head, core, tail, perPlaneHead, perPlaneTail, fixed), (input, checksLoop)) in cases.flatMap({ c in inputs.map { (c, $0) } }) {
             let chain = [head, core, tail].compactMap { $0 }.joined(separator: ",")
             let run = try transforms(chain, format: format)
             // The ends run as passes over bands around the core's kernel; with a vignette to fuse, inside the
@@ -322,11 +334,14 @@ final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
                 let frame = RawFrames.frame(bytes, format: pixelFormat, width: width, height: height)
                 var stepwise = frame
                 for part in [head, core, tail].compactMap({ $0 }) { stepwise = try TestSupport.apply(part, to: stepwise) }
-                var inLoop = frame
-                let kernel = FusedColorProcessor.chooseKernel(for: run, format: FrameFormat(pixelFormat: pixelFormat, width: width, height: height),
-                                                              fusingVignette: true)
-                inLoop.withMutablePlanes { kernel.apply(to: $0, width: width, height: height, slices: SliceRunner(threads: 2)) }
-                var outputs = [("the loop's ends", inLoop)]
+                var outputs: [(String, VideoFrame)] = []
+                if checksLoop {
+                    var inLoop = frame
+                    let kernel = FusedColorProcessor.chooseKernel(for: run, format: FrameFormat(pixelFormat: pixelFormat, width: width, height: height),
+                                                                  fusingVignette: true)
+                    inLoop.withMutablePlanes { kernel.apply(to: $0, width: width, height: height, slices: SliceRunner(threads: 2)) }
+                    outputs.append(("the loop's ends", inLoop))
+                }
                 for threads in [1, 2] { outputs.append(("bands, \(threads) thread(s)", try TestSupport.apply(chain, to: frame, threads: threads))) }
                 for (name, output) in outputs {
                     XCTAssertEqual(RawFrames.bytes(output), RawFrames.bytes(stepwise), "\(chain) on \(pixelFormat), \(name)")

@@ -98,6 +98,14 @@ protocol BlendModeKind {
     associatedtype Terms
     static func terms(_ source: PixelVectors) -> Terms
     static func blend(_ backdrop: PixelVectors, _ terms: Terms) -> PixelVectors
+    /// The backdrop mixed toward the blend by `weight` (α · opacity), what the kernels write; a mode whose blend is a
+    /// factor on Cb − Lum(Cb) (saturation) folds the mix into that factor.
+    static func weighted(_ backdrop: PixelVectors, _ terms: Terms, _ weight: SIMD8<Float>) -> PixelVectors
+}
+extension BlendModeKind {
+    @_transparent static func weighted(_ backdrop: PixelVectors, _ terms: Terms, _ weight: SIMD8<Float>) -> PixelVectors {
+        backdrop.mixed(toward: blend(backdrop, terms), by: weight)
+    }
 }
 
 /// The separable modes whose formula needs nothing of the layer but its colour: `BlendMode.channels` on each channel.
@@ -145,12 +153,6 @@ enum ColorBurnBlend: BlendModeKind {
     }
 }
 
-/// The non-separable modes take the layer's colour as it is (`terms` is the identity).
-protocol NonSeparableBlend: BlendModeKind where Terms == PixelVectors {}
-extension NonSeparableBlend {
-    @_transparent static func terms(_ source: PixelVectors) -> PixelVectors { source }
-}
-
 /// Hue: SetLum(SetSat(Cs, Sat(Cb)), Lum(Cb)). SetSat(Cs, S) is u·S with u = (Cs − min) / (max − min) (0 for a gray
 /// layer), whose min is 0 and max 1; moved to Lum(Cb) = L it is L + S·v, v = u − Lum(u), so its min is L − S·Lum(u) and
 /// its max L + S·(1 − Lum(u)), and ClipColor scales S·v to L / Lum(u) where the min is below 0, to
@@ -172,18 +174,37 @@ enum HueBlend: BlendModeKind {
     }
 }
 
-/// Saturation: SetLum(SetSat(Cb, Sat(Cs)), Lum(Cb)), in one factor: SetSat scales b − min(b) by k = Sat(s) / (max − min),
-/// and the shift back to Lum(b) leaves L + k·(b − L); ClipColor's two steps then scale k·(b − L) again. Terms: Sat(Cs).
+/// Saturation: SetLum(SetSat(Cb, Sat(Cs)), Lum(Cb)) as L + g·(Cb − L), L = Lum(Cb). SetSat and the shift back to L give
+/// g = k = Sat(Cs) / (max − min); ClipColor lowers it to L / (L − min) where the minimum, L − k·(L − min), is below 0,
+/// and to (1 − L) / (max − L) where the maximum, L + k·(max − L), is above 1 (never both: that would take
+/// k·(max − min) = Sat(Cs) > 1). So g is the least of the three quotients, found by comparing cross products (the
+/// denominators are positive), then one division; 0 for a gray backdrop, set apart explicitly: there L, rounded, may
+/// lie an ulp outside min…max (65 of the 256 byte grays) and a quotient of rounding errors would be picked. Mixed
+/// toward by a weight w, the result is Cb + (g − 1)·w·(Cb − L), one factor again (`weighted`).
+///
+/// The layer's terms are its colour as it is: with Sat(Cs) as the terms, an image layer's were worked out lane by lane.
 enum SaturationBlend: BlendModeKind {
-    @_transparent static func terms(_ s: PixelVectors) -> SIMD8<Float> { s.high - s.low }
-    @_transparent static func blend(_ b: PixelVectors, _ saturation: SIMD8<Float>) -> PixelVectors {
-        let l = b.lum, n = b.low, x = b.high, range = x - n
-        let k = (saturation / range.replacing(with: 1, where: range .<= 0)).replacing(with: 0, where: range .<= 0)
-        let low = l + k * (n - l), high = l + k * (x - l)
-        let spread = k * (x - l)
-        var g = k.replacing(with: l / (l - n).replacing(with: 1, where: low .>= 0), where: low .< 0)
-        g.replace(with: g * ((1 - l) / spread.replacing(with: 1, where: high .<= 1)), where: high .> 1)
-        return b.centred(on: l, scaledBy: g)
+    @_transparent static func terms(_ s: PixelVectors) -> PixelVectors { s }
+    @_transparent static func blend(_ b: PixelVectors, _ s: PixelVectors) -> PixelVectors {
+        let l = b.lum
+        return b.centred(on: l, scaledBy: factor(b, l, s.high - s.low))
+    }
+    @_transparent static func weighted(_ b: PixelVectors, _ s: PixelVectors, _ weight: SIMD8<Float>) -> PixelVectors {
+        let l = b.lum
+        let step = (factor(b, l, s.high - s.low) - 1) * weight
+        return PixelVectors(b.r.addingProduct(b.r - l, step), b.g.addingProduct(b.g - l, step), b.b.addingProduct(b.b - l, step))
+    }
+    /// g for backdrop `b` of Lum `l` and a layer of saturation `saturation`.
+    @_transparent static func factor(_ b: PixelVectors, _ l: SIMD8<Float>, _ saturation: SIMD8<Float>) -> SIMD8<Float> {
+        let n = b.low, x = b.high, range = x - n
+        let down = l - n, up = x - l, headroom = 1 - l
+        // k > L / (L − min): the minimum would fall below 0.
+        let clipsLow = l * range .< saturation * down
+        let numerator = select8(clipsLow, l, saturation), denominator = select8(clipsLow, down, range)
+        // (1 − L) / (max − L) below the least so far: the maximum would rise above 1.
+        let clipsHigh = headroom * denominator .< numerator * up
+        let g = select8(clipsHigh, headroom, numerator) / select8(clipsHigh, up, denominator)
+        return select8(range .> 0, g, SIMD8())
     }
 }
 
@@ -204,8 +225,9 @@ enum ColorBlend: BlendModeKind {
     }
 }
 
-/// Luminosity: SetLum(Cb, Lum(Cs)).
-enum LuminosityBlend: NonSeparableBlend {
+/// Luminosity: SetLum(Cb, Lum(Cs)). Terms: the layer's colour as it is.
+enum LuminosityBlend: BlendModeKind {
+    @_transparent static func terms(_ source: PixelVectors) -> PixelVectors { source }
     @_transparent static func blend(_ b: PixelVectors, _ s: PixelVectors) -> PixelVectors { b.withLum(s.lum) }
 }
 
@@ -294,7 +316,7 @@ struct BlendRows: RGBARowKernel {
                 terms = Kind.terms(PixelVectors(rgba: layer))
                 weight = PixelVectors.unit(layer &>> 24) * opacity
             }
-            return backdrop.mixed(toward: Kind.blend(backdrop, terms), by: weight).packed(alpha: pixels & 0xFF00_0000)
+            return Kind.weighted(backdrop, terms, weight).packed(alpha: pixels & 0xFF00_0000)
         }
         @inline(__always) func loop(_ layer: UnsafeRawPointer?, _ terms: Kind.Terms) {
             var x = 0
@@ -381,7 +403,7 @@ struct BlendYUVKernel: Sendable {
                                                    _ terms: Kind.Terms, _ weight: SIMD8<Float>) -> PixelVectors {
         let base = code * gain
         let backdrop = PixelVectors((base + chroma.r).clampedToUnit, (base + chroma.g).clampedToUnit, (base + chroma.b).clampedToUnit)
-        return backdrop.mixed(toward: Kind.blend(backdrop, terms), by: weight)
+        return Kind.weighted(backdrop, terms, weight)
     }
 
     /// Output luma codes of eight R'G'B' results: Y' · scale (in `toLuma`) + offset, rounded (as `roundedBytes`), each in

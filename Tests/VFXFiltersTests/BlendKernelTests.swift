@@ -232,4 +232,39 @@ final class BlendKernelTests: XCTestCase {
             }
         }
     }
+
+    /// Saturation on gray backdrops: the definition leaves a gray as it is (SetSat of a gray is 0, whatever Sat(Cs)), and
+    /// the kernels must too, though Lum of a gray, rounded in Float, misses its channels by an ulp for 65 of the 256 byte
+    /// grays (a quotient of those ulps taken for the factor would turn the gray black or white). Every byte gray on RGBA
+    /// (against the definition in Double), and every luma code with neutral chroma on I420 and NV12 (limited range: the
+    /// codes below 16 and above 235 clamp to black and white), against saturated, half-saturated and gray layers, opaque
+    /// and at opacity 0.6. Tolerance 0: the exact results are codes themselves, half a code away from any rounding edge.
+    func testSaturationKeepsGrayBackdrops() throws {
+        let (w, h) = (64, 4)
+        let grays = (0..<(w * h)).map { UInt8($0) }
+        let rgba = grays.flatMap { gray -> [UInt8] in [gray, gray, gray, 255] }
+        let neutral = [UInt8](repeating: 128, count: w * h / 2)
+        let i420 = RawFrames.frame(grays + neutral, format: .i420, width: w, height: h)
+        let nv12 = RawFrames.frame(grays + neutral, format: .nv12, width: w, height: h)
+        let clampedGrays = grays.map { min(max($0, 16), 235) }
+        for hex in ["ff8000", "ff0000", "3366cc", "808080"] {
+            let color = Color(Double(Int(hex.prefix(2), radix: 16)!), Double(Int(hex.dropFirst(2).prefix(2), radix: 16)!),
+                              Double(Int(hex.suffix(2), radix: 16)!)) / 255
+            for opacity in [1.0, 0.6] {
+                let chain = "saturation-blend:color=#\(hex):opacity=\(opacity)"
+                let output = RawFrames.bytes(try SpatialFixtures.apply(chain, to: RawFrames.frame(rgba, format: .rgba, width: w, height: h)))
+                var worst = 0
+                for p in stride(from: 0, to: rgba.count, by: 4) {
+                    let want = Self.blended("saturation", Color(repeating: Double(rgba[p]) / 255), (color, opacity)) * 255
+                    for c in 0..<3 { worst = max(worst, abs(Int(output[p + c]) - Int(want[c].rounded()))) }
+                }
+                XCTAssertEqual(worst, 0, "\(chain) on RGBA grays")
+                // With neutral chroma R' = G' = B' = Y' exactly (the Double conversion of `yuvError` leaves ulps between
+                // them, which the definition's jump at gray would magnify): the result is Y' clamped, chroma 128.
+                for frame in [i420, nv12] {
+                    XCTAssertEqual(RawFrames.bytes(try SpatialFixtures.apply(chain, to: frame)), clampedGrays + neutral, "\(chain) on \(frame.format) grays")
+                }
+            }
+        }
+    }
 }

@@ -73,11 +73,11 @@ final class PlanarYUVKernel: ColorKernel {
             } else {
                 // This step's outputs over the box of its inputs (centred), unclamped.
                 let (inLow, inHigh) = (inputs.low - 128, inputs.high - 128)
-                func extent(_ own: Float, _ other: Float, _ offset: Float) -> (Float, Float) {
-                    let a = (own * inLow.x, own * inHigh.x), b = (other * inLow.y, other * inHigh.y)
+                func extent(fromCb: Float, fromCr: Float, _ offset: Float) -> (Float, Float) {
+                    let a = (fromCb * inLow.x, fromCb * inHigh.x), b = (fromCr * inLow.y, fromCr * inHigh.y)
                     return (offset + min(a.0, a.1) + min(b.0, b.1), offset + max(a.0, a.1) + max(b.0, b.1))
                 }
-                let cb = extent(cbFromCb, cbFromCr, cbOffset), cr = extent(crFromCr, crFromCb, crOffset)
+                let cb = extent(fromCb: cbFromCb, fromCr: cbFromCr, cbOffset), cr = extent(fromCb: crFromCb, fromCr: crFromCr, crOffset)
                 guard cb.0 >= cbLow, cb.1 <= cbHigh, cr.0 >= crLow, cr.1 <= crHigh else { return nil }
             }
             // next·(this step's map): products of the 2×2 factors, and next's factors on this step's centred offsets.

@@ -143,6 +143,20 @@ final class ChainSyntaxTests: XCTestCase {
         XCTAssertEqual(processor.currentChain.description, "multiply-blend:layer=color:color2=#ffcc00")
     }
 
+    /// Every parameter's key appears whole in the listing, its meaning in one column per filter (keys longer than the
+    /// 12-character column, such as `text`'s `outline-color`, were cut to it).
+    func testListingShowsWholeKeys() {
+        for spec in FilterRegistry.builtIns {
+            var columns: Set<Int> = []
+            for (parameter, line) in zip(spec.parameters, spec.parameterLines) {
+                XCTAssertTrue(line.hasPrefix("    \(parameter.key) "), "\(spec.name): \(line)")
+                let afterKey = line.dropFirst(4 + parameter.key.count)
+                columns.insert(4 + parameter.key.count + (afterKey.firstIndex { $0 != " " }.map { afterKey.distance(from: afterKey.startIndex, to: $0) } ?? 0))
+            }
+            XCTAssertLessThanOrEqual(columns.count, 1, "\(spec.name): the kinds start in different columns")
+        }
+    }
+
     /// The listing says which choice a parameter needs, in the text, the Markdown and the JSON summary; the JSON keeps
     /// its shape (the same keys for every parameter).
     func testListingNamesTheConditions() throws {

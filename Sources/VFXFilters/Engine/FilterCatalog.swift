@@ -59,9 +59,11 @@ extension ParameterTable {
 
     /// The listing's lines for the parameters (`vfx filters`): key, kind, default and meaning.
     public var parameterLines: [String] {
-        parameters.map { parameter in
+        // Keys padded to a column of 12, or to the longest key (`outline-color`) so none is cut.
+        let width = max(12, parameters.map(\.key.count).max() ?? 0)
+        return parameters.map { parameter in
             let value = parameter.defaultValue.map { "default \($0)" } ?? "required"
-            return "    \(parameter.key.padding(toLength: 12, withPad: " ", startingAt: 0)) "
+            return "    \(parameter.key.padding(toLength: width, withPad: " ", startingAt: 0)) "
                 + "\(parameter.kind.summary), \(value): \(parameter.listedSummary)"
         }
     }

@@ -39,12 +39,12 @@ import VFXCore
 /// table takes those. A product rounds to 2⁻¹⁵ of full scale (0.008 codes), so an output is within about 0.1 code of
 /// its exact value before the final rounding, 0.25 with a curve.
 ///
-/// A run that is the first matrix alone (`sepia`, `color-matrix`, a `channel-mixer`: no further step, no vignette, no
-/// ends in the loop) is, wherever that matrix's clamp does not act, one affine map from a pixel's luma and its block's
+/// A run that is the first matrix alone (`sepia`, `color-matrix`, `false-color`: no further step, no vignette, no ends
+/// in the loop) is, wherever that matrix's clamp does not act, one affine map from a pixel's luma and its block's
 /// chroma to each output code (`AffineCodes`): one product per output luma code instead of three channels and their
 /// weights. Each 16 blocks are checked first, in the clamp's own arithmetic: the three channels at the darkest and the
 /// brightest luma of each block (each channel is monotonic in luma). Blocks where a channel leaves 0…1 anywhere take
-/// the per-channel path; on natural video that is a fifth to a quarter of them. Both paths are within about 0.1 code of
+/// the per-channel path; on `testsrc2` and natural video that is a sixth to a quarter of them. Both paths are within about 0.1 code of
 /// the exact value before the final rounding.
 ///
 /// ```swift

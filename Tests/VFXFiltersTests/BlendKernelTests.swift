@@ -211,8 +211,7 @@ final class BlendKernelTests: XCTestCase {
         let nv12 = RawFrames.frame(lumaCodes + chromaPairs.flatMap { [$0.0, $0.1] }, format: .nv12, width: w, height: h)
         for mode in Self.perPixelModes {
             for hex in Self.edgeColors {
-                let color = Color(Double(Int(hex.prefix(2), radix: 16)!), Double(Int(hex.dropFirst(2).prefix(2), radix: 16)!),
-                                  Double(Int(hex.suffix(2), radix: 16)!)) / 255
+                let color = Self.color(hex: hex)
                 for opacity in [1.0, 0.6] {
                     let chain = "\(mode)-blend:color=#\(hex):opacity=\(opacity)"
                     let output = RawFrames.bytes(try SpatialFixtures.apply(chain, to: RawFrames.frame(rgba, format: .rgba, width: w, height: h)))
@@ -233,6 +232,12 @@ final class BlendKernelTests: XCTestCase {
         }
     }
 
+    /// `rrggbb` as a colour in 0…1.
+    static func color(hex: String) -> Color {
+        Color(Double(Int(hex.prefix(2), radix: 16)!), Double(Int(hex.dropFirst(2).prefix(2), radix: 16)!),
+              Double(Int(hex.suffix(2), radix: 16)!)) / 255
+    }
+
     /// Saturation on gray backdrops: the definition leaves a gray as it is (SetSat of a gray is 0, whatever Sat(Cs)), and
     /// the kernels must too, though Lum of a gray, rounded in Float, misses its channels by an ulp for 65 of the 256 byte
     /// grays (a quotient of those ulps taken for the factor would turn the gray black or white). Every byte gray on RGBA
@@ -248,8 +253,7 @@ final class BlendKernelTests: XCTestCase {
         let nv12 = RawFrames.frame(grays + neutral, format: .nv12, width: w, height: h)
         let clampedGrays = grays.map { min(max($0, 16), 235) }
         for hex in ["ff8000", "ff0000", "3366cc", "808080"] {
-            let color = Color(Double(Int(hex.prefix(2), radix: 16)!), Double(Int(hex.dropFirst(2).prefix(2), radix: 16)!),
-                              Double(Int(hex.suffix(2), radix: 16)!)) / 255
+            let color = Self.color(hex: hex)
             for opacity in [1.0, 0.6] {
                 let chain = "saturation-blend:color=#\(hex):opacity=\(opacity)"
                 let output = RawFrames.bytes(try SpatialFixtures.apply(chain, to: RawFrames.frame(rgba, format: .rgba, width: w, height: h)))

@@ -51,33 +51,26 @@ final class TextTests: XCTestCase {
     /// A shadow offset is rounded to whole pixels: 0.5 px draws the coverage moved by one pixel (the least shadow
     /// whose colour counts, so `shadow-color` is taken from there on and refused below it).
     func testHalfPixelShadowIsMovedOnePixel() throws {
-        try check("outline=0:shadow=0.5:shadow-color=white") { f in
-            var out = f
-            for y in 0..<height {
-                for x in 0..<width {
-                    let s = x >= 1 && y >= 1 ? f[(y - 1) * width + x - 1] : 0
-                    let fill = f[y * width + x]
-                    out[y * width + x] = fill + s * (1 - fill)
-                }
-            }
-            return out
-        }
+        try check("outline=0:shadow=0.5:shadow-color=white") { shadowed($0, by: 1) }
         XCTAssertThrowsError(try render("outline=0:shadow=0.4:shadow-color=white")) { error in
             XCTAssertEqual("\(error)", "text: shadow must be at least 0.5 when shadow-color is given, got '0.4'")
         }
     }
 
     func testShadowIsTheCoverageMoved() throws {
-        try check("outline=0:shadow=3:shadow-color=white") { f in
-            var out = f
-            for y in 0..<height {
-                for x in 0..<width {
-                    let s = x >= 3 && y >= 3 ? f[(y - 3) * width + x - 3] : 0
-                    let fill = f[y * width + x]
-                    out[y * width + x] = fill + s * (1 - fill)
-                }
+        try check("outline=0:shadow=3:shadow-color=white") { shadowed($0, by: 3) }
+    }
+
+    /// White text coverage `f` over its white shadow moved right and down by `offset` pixels.
+    func shadowed(_ f: [Double], by offset: Int) -> [Double] {
+        var out = f
+        for y in 0..<height {
+            for x in 0..<width {
+                let s = x >= offset && y >= offset ? f[(y - offset) * width + x - offset] : 0
+                let fill = f[y * width + x]
+                out[y * width + x] = fill + s * (1 - fill)
             }
-            return out
         }
+        return out
     }
 }

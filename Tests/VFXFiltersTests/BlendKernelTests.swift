@@ -214,13 +214,7 @@ final class BlendKernelTests: XCTestCase {
                 let color = Self.color(hex: hex)
                 for opacity in [1.0, 0.6] {
                     let chain = "\(mode)-blend:color=#\(hex):opacity=\(opacity)"
-                    let output = RawFrames.bytes(try SpatialFixtures.apply(chain, to: RawFrames.frame(rgba, format: .rgba, width: w, height: h)))
-                    var worst = 0
-                    for p in stride(from: 0, to: rgba.count, by: 4) {
-                        let backdrop = Color(Double(rgba[p]), Double(rgba[p + 1]), Double(rgba[p + 2])) / 255
-                        let want = Self.blended(mode, backdrop, (color, opacity)) * 255
-                        for c in 0..<3 { worst = max(worst, abs(Int(output[p + c]) - Int(want[c].rounded()))) }
-                    }
+                    let worst = try Self.rgbaError(rgba, width: w, height: h, chain: chain, mode: mode, layer: (color, opacity))
                     XCTAssertLessThanOrEqual(worst, 1, "\(chain) on RGBA")
                     for frame in [i420, nv12] {
                         let (worst, skipped) = try Self.yuvError(frame, chain: chain, mode: mode) { _, _ in (color, opacity) }
@@ -230,6 +224,19 @@ final class BlendKernelTests: XCTestCase {
                 }
             }
         }
+    }
+
+    /// The largest difference in codes between `chain` on the RGBA pixels `rgba` and `mode`'s definition in Double
+    /// against `layer` (colour and opacity), over the three colour channels of every pixel.
+    static func rgbaError(_ rgba: [UInt8], width: Int, height: Int, chain: String, mode: String, layer: (Color, Double)) throws -> Int {
+        let output = RawFrames.bytes(try SpatialFixtures.apply(chain, to: RawFrames.frame(rgba, format: .rgba, width: width, height: height)))
+        var worst = 0
+        for p in stride(from: 0, to: rgba.count, by: 4) {
+            let backdrop = Color(Double(rgba[p]), Double(rgba[p + 1]), Double(rgba[p + 2])) / 255
+            let want = blended(mode, backdrop, layer) * 255
+            for c in 0..<3 { worst = max(worst, abs(Int(output[p + c]) - Int(want[c].rounded()))) }
+        }
+        return worst
     }
 
     /// `rrggbb` as a colour in 0…1.
@@ -256,12 +263,7 @@ final class BlendKernelTests: XCTestCase {
             let color = Self.color(hex: hex)
             for opacity in [1.0, 0.6] {
                 let chain = "saturation-blend:color=#\(hex):opacity=\(opacity)"
-                let output = RawFrames.bytes(try SpatialFixtures.apply(chain, to: RawFrames.frame(rgba, format: .rgba, width: w, height: h)))
-                var worst = 0
-                for p in stride(from: 0, to: rgba.count, by: 4) {
-                    let want = Self.blended("saturation", Color(repeating: Double(rgba[p]) / 255), (color, opacity)) * 255
-                    for c in 0..<3 { worst = max(worst, abs(Int(output[p + c]) - Int(want[c].rounded()))) }
-                }
+                let worst = try Self.rgbaError(rgba, width: w, height: h, chain: chain, mode: "saturation", layer: (color, opacity))
                 XCTAssertEqual(worst, 0, "\(chain) on RGBA grays")
                 // With neutral chroma R' = G' = B' = Y' exactly (the Double conversion of `yuvError` leaves ulps between
                 // them, which the definition's jump at gray would magnify): the result is Y' clamped, chroma 128.

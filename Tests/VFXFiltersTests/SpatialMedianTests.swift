@@ -62,6 +62,16 @@ import VFXTestSupport
         return (count, first)
     }
 
+    /// `median` on `frame` with `threads` slices equals the sorted nine's middle on every plane (tolerance 0).
+    static func expectDefinition(on frame: VideoFrame, threads: Int, _ context: String) throws {
+        let output = try SpatialFixtures.apply("median", to: frame, threads: threads)
+        let expected = referenceMedian(of: frame)
+        for index in 0..<frame.format.planeCount {
+            let (count, first) = differences(SpatialFixtures.rows(output, index), expected[index])
+            #expect(count == 0, "\(context): plane \(index), first at \(String(describing: first))")
+        }
+    }
+
     /// Every layout the stencil stage handles (planar and interleaved chroma, four interleaved channels with alpha
     /// filtered like the others, one plane), at sizes whose rows are shorter than one 32-byte vector, not a
     /// multiple of it, or a few vectors plus a tail, in 1–3 slices, on full-range noise and on noise of four
@@ -72,12 +82,7 @@ import VFXTestSupport
             for threads in 1...3 {
                 for range in [256, 4] {
                     let frame = Self.noisyFrame(format, width: width, height: height, seed: UInt64(width * 131 + height), range: range)
-                    let output = try SpatialFixtures.apply("median", to: frame, threads: threads)
-                    let expected = Self.referenceMedian(of: frame)
-                    for index in 0..<format.planeCount {
-                        let (count, first) = Self.differences(SpatialFixtures.rows(output, index), expected[index])
-                        #expect(count == 0, "\(format) \(width)×\(height), \(threads) slice(s), values 0..<\(range): plane \(index), first at \(String(describing: first))")
-                    }
+                    try Self.expectDefinition(on: frame, threads: threads, "\(format) \(width)×\(height), \(threads) slice(s), values 0..<\(range)")
                 }
             }
         }
@@ -86,13 +91,7 @@ import VFXTestSupport
     /// The photo (512×512, every layout): the same definition on natural content. Tolerance 0.
     @Test(arguments: [PixelFormat.i420, .nv12, .rgba, .gray8])
     func equalsTheDefinitionOnThePhoto(format: PixelFormat) throws {
-        let frame = try SpatialFixtures.photo(format)
-        let output = try SpatialFixtures.apply("median", to: frame, threads: 2)
-        let expected = Self.referenceMedian(of: frame)
-        for index in 0..<format.planeCount {
-            let (count, first) = Self.differences(SpatialFixtures.rows(output, index), expected[index])
-            #expect(count == 0, "\(format) plane \(index), first at \(String(describing: first))")
-        }
+        try Self.expectDefinition(on: try SpatialFixtures.photo(format), threads: 2, "\(format)")
     }
 
     /// FFmpeg's `median=radius=1` is the same definition (5th of the 9, clamped edges, every plane) on yuv420p, nv12,

@@ -201,6 +201,33 @@ final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
         XCTAssertNil(curved.affine)
     }
 
+    /// The bytes past each row's end (a plane's padding, never initialised by VideoFX) do not change a single output
+    /// sample: the same in-gamut frame with its padding filled with 0, 128 and 255 gives the same bytes, tolerance 0, for
+    /// lone matrices (whose 16-block affine check once read the padding of a row's last blocks), a run with per-plane
+    /// ends and a per-plane run, on I420 and NV12.
+    func testPaddingNeverChangesTheOutput() throws {
+        let input = inGamutI420(seed: 31)
+        for chain in ["sepia", "false-color:dark=navy:light=gold", "sepia,hue:angle=20,color-controls:contrast=1.1", "hue:angle=30,invert"] {
+            for pixelFormat in [PixelFormat.i420, .nv12] {
+                let bytes = pixelFormat == .nv12 ? nv12(input) : input
+                let outputs = try [UInt8(0), 128, 255].map { fill -> [UInt8] in
+                    var frame = RawFrames.frame(bytes, format: pixelFormat, width: width, height: height)
+                    frame.withMutablePlanes { planes in
+                        for plane in planes {
+                            for y in 0..<plane.height {
+                                let row = plane.row(y), used = plane.width * plane.bytesPerPixel
+                                (row + used).update(repeating: fill, count: plane.bytesPerRow - used)
+                            }
+                        }
+                    }
+                    return RawFrames.bytes(try TestSupport.apply(chain, to: frame, threads: 1))
+                }
+                XCTAssertEqual(outputs[0], outputs[1], "\(chain) on \(pixelFormat): padding 0 against 128")
+                XCTAssertEqual(outputs[0], outputs[2], "\(chain) on \(pixelFormat): padding 0 against 255")
+            }
+        }
+    }
+
     /// A frame of another size than the one the run (with its vignette) was configured for is refused with an error
     /// that names it, not read past the vignette's tables.
     func testFrameOfAnotherSizeIsRefused() throws {

@@ -401,7 +401,8 @@ final class FixedPointRunKernel: VignetteFusing {
                              L.addSaturating(constant.1, L.addSaturating(L.multiplyHighRounded(cb, fromCb.1), L.multiplyHighRounded(cr, fromCr.1))),
                              L.addSaturating(constant.2, L.addSaturating(L.multiplyHighRounded(cb, fromCb.2), L.multiplyHighRounded(cr, fromCr.2))))
                     let (upper, lower) = (L.load(top + 2 * cx), L.load(bottom + 2 * cx))
-                    if usesAffine {
+                    // Only 16 blocks inside the row: lanes past its end read padding, whose bytes must not decide the path.
+                    if usesAffine && cx + 16 <= chromaWidth {
                         // Each channel at the darkest and at the brightest luma of each block, as the path below computes
                         // it before its clamp: all within 0…1 (Q14), so no clamp acts on any pixel of the 16 blocks.
                         let darkest = L.minimumBytes(upper, lower), brightest = L.maximumBytes(upper, lower)

@@ -319,17 +319,22 @@ final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
     /// within 2 codes of the definition in doubles (the ends' formulas, each result rounded to a code as a stored frame
     /// is, the core's definition): a head sample the fixed point rounds the other way (it is within 0.025 code of the
     /// exact value) moves the core's input by a code, up to 1.4 codes at its output. At least 99 % within 1 code.
+    /// A lone matrix with a tail only (`sepia,hue,color-controls`) runs in the loop, the tail composed into the affine
+    /// path (one rounding instead of one per filter): not byte for byte the parts, but within the same 2 codes.
     func testPlanarEndsOfARunAreAppliedPerPlane() throws {
         let format = FrameFormat(pixelFormat: .i420, width: width, height: height)
         let (cw, ch) = chromaSize
         let (luma, quarter) = (width * height, cw * ch)
-        let cases: [(head: String?, core: String, tail: String?, perPlaneHead: [PerPlane], perPlaneTail: [PerPlane], fixed: Bool)] = [
-            (nil, "sepia", "hue:angle=20,color-controls:contrast=1.1", [], [.hue(degrees: 20), .colorControls(contrast: 1.1)], true),
+        let cases: [(head: String?, core: String, tail: String?, perPlaneHead: [PerPlane], perPlaneTail: [PerPlane], fixed: Bool,
+                     composed: Bool)] = [
+            (nil, "sepia", "hue:angle=20,color-controls:contrast=1.1", [], [.hue(degrees: 20), .colorControls(contrast: 1.1)], true, true),
             ("color-controls:contrast=1.3:saturation=1.2", "sepia", "hue:angle=30",
-             [.colorControls(contrast: 1.3, saturation: 1.2)], [.hue(degrees: 30)], true),
-            ("hue:angle=25", "gamma:power=1.3", "color-controls:contrast=1.2", [.hue(degrees: 25)], [.colorControls(contrast: 1.2)], true),
+             [.colorControls(contrast: 1.3, saturation: 1.2)], [.hue(degrees: 30)], true, false),
+            ("hue:angle=25", "gamma:power=1.3", "color-controls:contrast=1.2", [.hue(degrees: 25)], [.colorControls(contrast: 1.2)], true, false),
             // A steep gamma is no fixed-point core: the ends run as passes around the Float kernel.
-            ("hue:angle=40", "gamma:power=0.5", nil, [.hue(degrees: 40)], [], false),
+            ("hue:angle=40", "gamma:power=0.5", nil, [.hue(degrees: 40)], [], false, false),
+            // Two chroma steps that cannot fold (a turn after a saturation that clips): no composed tail, bands.
+            (nil, "sepia", "color-controls:saturation=2.5,hue:angle=40", [], [.colorControls(saturation: 2.5), .hue(degrees: 40)], true, false),
         ]
         func perPlane(_ codes: [UInt8], _ filters: [PerPlane]) -> [UInt8] {
             var out = codes.map(Double.init)
@@ -344,13 +349,18 @@ final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
         // path (it runs only with a vignette, which the affine path does not take either), so it is compared on the
         // random frames, where no block would.
         let inputs = [(randomI420(seed: 23), true), (inGamutI420(seed: 29), false)]
-        for ((head, core, tail, perPlaneHead, perPlaneTail, fixed), (input, checksLoop)) in cases.flatMap({ c in inputs.map { (c, $0) } }) {
+        for ((head, core, tail, perPlaneHead, perPlaneTail, fixed, composed), (input, checksLoop)) in cases.flatMap({ c in inputs.map { (c, $0) } }) {
             let chain = [head, core, tail].compactMap { $0 }.joined(separator: ",")
             let run = try transforms(chain, format: format)
-            // The ends run as passes over bands around the core's kernel; with a vignette to fuse, inside the
-            // fixed-point kernel's loop (checked here without the vignette, on the kernel itself).
-            let banded = try XCTUnwrap(FusedColorProcessor.chooseKernel(for: run, format: format) as? PlanarEndsKernel, chain)
-            XCTAssertEqual(banded.core is FixedPointRunKernel, fixed, chain)
+            // The ends run as passes over bands around the core's kernel, or in the loop with the tail composed into the
+            // affine path; with a vignette to fuse, inside the fixed-point kernel's loop (checked here without the
+            // vignette, on the kernel itself).
+            let chosen = FusedColorProcessor.chooseKernel(for: run, format: format)
+            if composed {
+                XCTAssertNotNil(try XCTUnwrap(chosen as? FixedPointRunKernel, chain).affine, chain)
+            } else {
+                XCTAssertEqual(try XCTUnwrap(chosen as? PlanarEndsKernel, chain).core is FixedPointRunKernel, fixed, chain)
+            }
             let looped = FusedColorProcessor.chooseKernel(for: run, format: format, fusingVignette: true)
             XCTAssertTrue(fixed ? looped is FixedPointRunKernel : looped is PlanarEndsKernel, chain)
             // The definition: head per plane, rounded; the core's definition, rounded; the tail per plane.
@@ -369,9 +379,11 @@ final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
                     inLoop.withMutablePlanes { kernel.apply(to: $0, width: width, height: height, slices: SliceRunner(threads: 2)) }
                     outputs.append(("the loop's ends", inLoop))
                 }
-                for threads in [1, 2] { outputs.append(("bands, \(threads) thread(s)", try TestSupport.apply(chain, to: frame, threads: threads))) }
-                for (name, output) in outputs {
+                for threads in [1, 2] { outputs.append(("the chosen kernel, \(threads) thread(s)", try TestSupport.apply(chain, to: frame, threads: threads))) }
+                for (name, output) in outputs where !(composed && name.hasPrefix("the chosen")) {
                     XCTAssertEqual(RawFrames.bytes(output), RawFrames.bytes(stepwise), "\(chain) on \(pixelFormat), \(name)")
+                }
+                for (name, output) in outputs {
                     var bytes = RawFrames.bytes(output)
                     if pixelFormat == .nv12 { bytes = i420(fromNV12: bytes) }
                     let differences = zip(bytes, want).map { abs(Int($0) - Int($1)) }

@@ -189,8 +189,27 @@ final class FixedPointRunKernel: VignetteFusing {
         func map(_ to: SIMD3<Float>, _ offset: Float) -> SIMD4<Float> {
             SIMD4((to * first.lumaGain).sum(), (to * first.fromCb).sum(), (to * first.fromCr).sum(), offset + (to * centred).sum())
         }
-        affine = later.isEmpty ? AffineCodes(luma: map(w * coding.lumaScale, coding.lumaOffset), cb: map((SIMD3(0, 0, 1) - w) * cbScale, 128),
-                                             cr: map((SIMD3(1, 0, 0) - w) * crScale, 128)) : nil
+        let maps = (luma: map(w * coding.lumaScale, coding.lumaOffset), cb: map((SIMD3(0, 0, 1) - w) * cbScale, 128),
+                    cr: map((SIMD3(1, 0, 0) - w) * crScale, 128))
+        affine = later.isEmpty && head == nil ? Self.affineCodes(maps, tail: tail?.definition) : nil
+    }
+
+    /// The lone matrix's output codes (`maps`) as `AffineCodes`, with a tail composed into them: its clamps must then be
+    /// the final one to 0…255 (luma bounds 0…255, at most one chroma step, with full bounds), since where the matrix's
+    /// clamp cannot act its codes stay within 16…240 and nothing else clamps before the tail's. Nil for another tail.
+    ///
+    /// `sepia,hue,color-controls:contrast=1.1`: Y → 1.1·(a·Y + b·Cb' + c·Cr' + d) + o; Cb, Cr turned by the hue.
+    private static func affineCodes(_ maps: (luma: SIMD4<Float>, cb: SIMD4<Float>, cr: SIMD4<Float>),
+                                    tail: PlanarYUVFixedPoint.Definition?) -> AffineCodes? {
+        guard let tail else { return AffineCodes(luma: maps.luma, cb: maps.cb, cr: maps.cr) }
+        guard tail.low == 0, tail.high == 255, tail.chroma.count <= 1,
+              tail.chroma.allSatisfy({ $0.bounds == PlanarYUVKernel.ChromaStep.fullBounds }) else { return nil }
+        let constant = SIMD4<Float>(0, 0, 0, 1)
+        let luma = tail.gain * maps.luma + tail.offset * constant
+        guard let step = tail.chroma.first else { return AffineCodes(luma: luma, cb: maps.cb, cr: maps.cr) }
+        let (cb, cr) = (maps.cb - 128 * constant, maps.cr - 128 * constant)
+        return AffineCodes(luma: luma, cb: step.cbFromCb * cb + step.cbFromCr * cr + step.cbOffset * constant,
+                           cr: step.crFromCb * cb + step.crFromCr * cr + step.crOffset * constant)
     }
 
     /// Output codes as affine maps of a pixel's luma code and its block's centred chroma codes, in fixed point: per output
@@ -377,8 +396,8 @@ final class FixedPointRunKernel: VignetteFusing {
                     afterTail(mapped.1, centre: chromaCentre, offset: chromaOffset, dark: dark, { $0 }))
         }
 
-        // The affine path (`AffineCodes`): only for the first matrix alone, with nothing else in the loop.
-        let affine = Steps.count == 0 && Darkness.self == NoDarkness.self && Ends.self == NoPlanarEnds.self ? self.affine : nil
+        // The affine path (`AffineCodes`): only for the first matrix alone (and a tail composed into it), no vignette.
+        let affine = Steps.count == 0 && Darkness.self == NoDarkness.self ? self.affine : nil
         let (usesAffine, affineShift) = (affine != nil, affine?.shift ?? 0)
         func splatted(_ m: SIMD4<Int16>?) -> (L.Vector, L.Vector, L.Vector, L.Vector) {
             let m = m ?? SIMD4()

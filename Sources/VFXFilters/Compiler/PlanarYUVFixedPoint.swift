@@ -87,6 +87,14 @@ struct PlanarYUVFixedPoint {
     let luma: LumaMap?
     let chroma: [ChromaStep]
     let chromaInterleaved: Bool
+    /// The run as `init` was given it, in Float codes (for kernels that compose it into their own maps).
+    let definition: Definition
+
+    /// Luma `clamp(gain·Y + offset, low, high)`, then the chroma steps in order, in Float codes.
+    struct Definition {
+        let gain: Float, offset: Float, low: Float, high: Float
+        let chroma: [PlanarYUVKernel.ChromaStep]
+    }
 
     /// The run in fixed point (luma `clamp(gain·Y + offset, low, high)`, then the chroma steps), or nil when a gain
     /// reaches 32 or an offset does not fit (the general kernels take such a run).
@@ -105,6 +113,7 @@ struct PlanarYUVFixedPoint {
         }
         chroma = fixedSteps
         chromaInterleaved = interleaved
+        definition = Definition(gain: gain, offset: offset, low: low, high: high, chroma: steps)
     }
 
     /// The smallest s in 1…5 with each `gain·2^(15−s)` in 16 bits and each `(|offset| + 1)·2^(7−s)` below `limit`.

@@ -304,6 +304,7 @@ final class FixedPointRunKernel: VignetteFusing {
         let toCr = (L.splat(self.toCr.x), L.splat(self.toCr.y), L.splat(self.toCr.z))
         let (lumaOffset, chromaOffset, minus128) = (L.splat(self.lumaOffset), L.splat(128 * 128 + 64), L.splat(-128))
         let (zero, one, byte) = (L.splat(0), L.splat(16383), L.splat(255))
+        let outsideUnit = L.splat(Int16(bitPattern: 0xC000))
         let (lumaCentre, chromaCentre) = (L.splat(self.lumaOffset - 64), L.splat(128 * 128))
 
         /// One matrix row on Q15 inputs, plus its offset, clamped (Q14).
@@ -423,18 +424,15 @@ final class FixedPointRunKernel: VignetteFusing {
                     // Only 16 blocks inside the row: lanes past its end read padding, whose bytes must not decide the path.
                     if usesAffine && cx + 16 <= chromaWidth {
                         // Each channel at the darkest and at the brightest luma of each block, as the path below computes
-                        // it before its clamp: all within 0…1 (Q14), so no clamp acts on any pixel of the 16 blocks.
+                        // it before its clamp: all within 0…1 (Q14: 0…16383, bits 14 and 15 clear), so no clamp acts on
+                        // any pixel of the 16 blocks (a channel is monotonic in luma: both ends inside, all inside).
                         let darkest = L.minimumBytes(upper, lower), brightest = L.maximumBytes(upper, lower)
                         let yMin = L.shiftLeft(L.minimum(L.lowBytes(darkest), L.highBytes(darkest)), lumaShift)
                         let yMax = L.shiftLeft(L.maximum(L.lowBytes(brightest), L.highBytes(brightest)), lumaShift)
-                        @inline(__always) func extremes(_ k: L.Vector, _ gain: L.Vector) -> (L.Vector, L.Vector) {
-                            let a = L.addSaturating(k, L.multiplyHighRounded(yMin, gain))
-                            let b = L.addSaturating(k, L.multiplyHighRounded(yMax, gain))
-                            return (L.minimum(a, b), L.maximum(a, b))
+                        @inline(__always) func ends(_ k: L.Vector, _ gain: L.Vector) -> L.Vector {
+                            L.or(L.addSaturating(k, L.multiplyHighRounded(yMin, gain)), L.addSaturating(k, L.multiplyHighRounded(yMax, gain)))
                         }
-                        let (r, g, b) = (extremes(k.0, fromY.0), extremes(k.1, fromY.1), extremes(k.2, fromY.2))
-                        let (low, high) = (L.minimum(L.minimum(r.0, g.0), b.0), L.maximum(L.maximum(r.1, g.1), b.1))
-                        if L.isZero(L.or(L.greaterThan(zero, low), L.greaterThan(high, one))) {
+                        if L.isZero(L.and(L.or(L.or(ends(k.0, fromY.0), ends(k.1, fromY.1)), ends(k.2, fromY.2)), outsideUnit)) {
                             let cbIn = L.shiftLeft(L.addSaturating(cbCodes, minus128), 8)
                             let crIn = L.shiftLeft(L.addSaturating(crCodes, minus128), 8)
                             @inline(__always) func blockTerm(_ m: (L.Vector, L.Vector, L.Vector, L.Vector)) -> L.Vector {

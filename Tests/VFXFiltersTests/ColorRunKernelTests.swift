@@ -494,7 +494,8 @@ final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
 
     /// The operations disc-blur and noise-reduction added to `Lanes16`, lane by lane against their definitions (exact):
     /// running sums along every 1st/2nd/4th/8th lane and the last lanes repeated (`Scan`), the wrapping add, the
-    /// unsigned widening to 32 bits and back, and the byte operations of the sigma filter's closeness test.
+    /// unsigned widening to 32 bits and back, and the byte operations of the sigma filter's closeness test; and the
+    /// saturating join of two lanes' codes into bytes that the affine colour path stores with.
     func testScanWideningAndByteLaneOperations() {
         var generator = SystemRandomNumberGenerator.Seeded(state: 0x5ca9)
         func randomLanes() -> [Int16] { (0..<16).map { _ in Int16(bitPattern: UInt16(generator.byte()) << 8 | UInt16(generator.byte())) } }
@@ -522,6 +523,11 @@ final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
             XCTAssertEqual(bytes(Lanes16.subtractBytes(vector(a), vector(b))), zip(x, y).map { $0 &- $1 })
             XCTAssertEqual(bytes(Lanes16.maximumBytes(vector(a), vector(b))), zip(x, y).map { max($0, $1) })
             XCTAssertEqual(bytes(Lanes16.minimumBytes(vector(a), vector(b))), zip(x, y).map { min($0, $1) })
+            // Lanes anywhere in 16 bits, and within −299…299 (about half inside 0…255): a's as the low bytes.
+            for (low, high) in [(a, b), (a.map { $0 % 300 }, b.map { $0 % 300 })] {
+                XCTAssertEqual(bytes(Lanes16.joinBytesSaturating(vector(low), vector(high))),
+                               zip(low, high).flatMap { [UInt8(clamping: $0), UInt8(clamping: $1)] })
+            }
             // Equal in about half the bytes: b's bytes where a's are below 128.
             let mixed = zip(x, y).map { $0 < 128 ? $1 : $0 }
             let mixedVector = vector((0..<16).map { Int16(bitPattern: UInt16(mixed[2 * $0]) | UInt16(mixed[2 * $0 + 1]) << 8) })

@@ -152,7 +152,7 @@ protocol ChromaLayout {
     /// Cb and Cr codes of 16 blocks from `x`, as 16-bit lanes (the fixed-point kernels).
     static func loadLanes(_ cbRow: UnsafeMutablePointer<UInt8>, _ crRow: UnsafeMutablePointer<UInt8>, at x: Int)
         -> (Lanes16.Vector, Lanes16.Vector)
-    /// Stores 16 blocks' Cb and Cr codes (each lane in 0…255) from `x`.
+    /// Stores 16 blocks' Cb and Cr codes from `x`, each lane saturated to 0…255.
     static func storeLanes(_ cb: Lanes16.Vector, _ cr: Lanes16.Vector, _ cbRow: UnsafeMutablePointer<UInt8>,
                            _ crRow: UnsafeMutablePointer<UInt8>, at x: Int)
 }
@@ -208,6 +208,6 @@ enum InterleavedChroma: ChromaLayout {
     @inline(__always)
     static func storeLanes(_ cb: Lanes16.Vector, _ cr: Lanes16.Vector, _ cbRow: UnsafeMutablePointer<UInt8>,
                            _ crRow: UnsafeMutablePointer<UInt8>, at x: Int) {
-        Lanes16.store(Lanes16.joinBytes(cb, cr), to: cbRow + 2 * x)
+        Lanes16.store(Lanes16.joinBytesSaturating(cb, cr), to: cbRow + 2 * x)
     }
 }

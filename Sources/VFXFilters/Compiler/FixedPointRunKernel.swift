@@ -438,17 +438,17 @@ final class FixedPointRunKernel: VignetteFusing {
                             @inline(__always) func blockTerm(_ m: (L.Vector, L.Vector, L.Vector, L.Vector)) -> L.Vector {
                                 L.addSaturating(m.3, L.addSaturating(L.multiplyHighRounded(cbIn, m.1), L.multiplyHighRounded(crIn, m.2)))
                             }
-                            /// Codes from a block term and luma codes times 2⁷.
+                            /// Codes from a block term and luma codes times 2⁷, unclamped: the stores saturate them to 0…255.
                             @inline(__always) func codes(_ term: L.Vector, _ luma: L.Vector, _ a: L.Vector) -> L.Vector {
-                                L.clamp(L.shiftRight(L.addSaturating(term, L.multiplyHighRounded(luma, a)), affineShift), zero, byte)
+                                L.shiftRight(L.addSaturating(term, L.multiplyHighRounded(luma, a)), affineShift)
                             }
                             let kY = blockTerm(affineY)
                             let (upperEven, upperOdd) = (L.lowBytes(upper), L.highBytes(upper))
                             let (lowerEven, lowerOdd) = (L.lowBytes(lower), L.highBytes(lower))
-                            L.store(L.joinBytes(codes(kY, L.shiftLeft(upperEven, 7), affineY.0), codes(kY, L.shiftLeft(upperOdd, 7), affineY.0)),
-                                    to: top + 2 * cx)
-                            L.store(L.joinBytes(codes(kY, L.shiftLeft(lowerEven, 7), affineY.0), codes(kY, L.shiftLeft(lowerOdd, 7), affineY.0)),
-                                    to: bottom + 2 * cx)
+                            L.store(L.joinBytesSaturating(codes(kY, L.shiftLeft(upperEven, 7), affineY.0),
+                                                          codes(kY, L.shiftLeft(upperOdd, 7), affineY.0)), to: top + 2 * cx)
+                            L.store(L.joinBytesSaturating(codes(kY, L.shiftLeft(lowerEven, 7), affineY.0),
+                                                          codes(kY, L.shiftLeft(lowerOdd, 7), affineY.0)), to: bottom + 2 * cx)
                             let sum = L.shiftLeft(L.add(L.add(upperEven, upperOdd), L.add(lowerEven, lowerOdd)), 5)
                             Layout.storeLanes(codes(blockTerm(affineCb), sum, affineCb.0), codes(blockTerm(affineCr), sum, affineCr.0),
                                               cbRow, crRow, at: cx)

@@ -86,6 +86,15 @@ enum Lanes16 {
         _mm256_or_si256(low, _mm256_slli_epi16(high, 8))
     }
 
+    /// Lanes `low` and `high`, each saturated to 0…255, as the low and high byte of each lane: `vpackuswb` puts each
+    /// half's eight `low` bytes before its eight `high` bytes, `vpshufb` interleaves them (no clamp needed before).
+    @inline(__always) static func joinBytesSaturating(_ low: Vector, _ high: Vector) -> Vector {
+        // Bytes 0, 8, 1, 9, … 7, 15 of each half.
+        let interleave = _mm256_setr_epi32(0x0901_0800, 0x0B03_0A02, 0x0D05_0C04, 0x0F07_0E06,
+                                           0x0901_0800, 0x0B03_0A02, 0x0D05_0C04, 0x0F07_0E06)
+        return _mm256_shuffle_epi8(_mm256_packus_epi16(low, high), interleave)
+    }
+
     /// (a + b + 1) >> 1 on lanes read as unsigned.
     @inline(__always) static func average(_ a: Vector, _ b: Vector) -> Vector { _mm256_avg_epu16(a, b) }
 
@@ -355,6 +364,11 @@ enum Lanes16 {
     }
 
     @inline(__always) static func joinBytes(_ low: Vector, _ high: Vector) -> Vector { low | (high &<< 8) }
+
+    @inline(__always) static func joinBytesSaturating(_ low: Vector, _ high: Vector) -> Vector {
+        let (zero, byte) = (Vector(repeating: 0), Vector(repeating: 255))
+        return joinBytes(low.clamped(lowerBound: zero, upperBound: byte), high.clamped(lowerBound: zero, upperBound: byte))
+    }
 
     @inline(__always) static func average(_ a: Vector, _ b: Vector) -> Vector {
         var v = Vector()

@@ -68,8 +68,9 @@ final class FixedPointRunKernel: VignetteFusing {
 
     /// The kinds of further step.
     private enum StepKind { case matrix, curves, quantized, invertedAbove, largest, smallest }
-    /// Output luma (Q7 codes) from Q15 R'G'B': weights and offset (with the rounding half); the same for Cb and Cr.
-    private let toY: SIMD3<Int16>, toCb: SIMD3<Int16>, toCr: SIMD3<Int16>, lumaOffset: Int16
+    /// The conversion of output R'G'B' to codes, and the same with the tail composed into it (nil: no tail, a head, or a
+    /// tail that does not compose; see `composing`).
+    private let conversion: Conversion, composedConversion: Conversion?
     let chromaInterleaved: Bool
     /// A vignette applied as the pass converts back to Y'CbCr (nil: none).
     private(set) var vignette: VignetteDarkness?
@@ -177,39 +178,84 @@ final class FixedPointRunKernel: VignetteFusing {
             (steps + 12 * index).initialize(from: vectors, count: 12)
         }
         (self.kinds, self.shifts) = ((kinds[0], kinds[1]), (shifts[0], shifts[1]))
-        // Y = offset + scale·(w·rgb); Cb = 128 + (b − y)·toCb; Cr = 128 + (r − y)·toCr; in Q7 codes.
+        // Y = offset + scale·(w·rgb); Cb = 128 + (b − y)·toCb; Cr = 128 + (r − y)·toCr; in codes.
         let w = SIMD3(coding.weights.red, coding.weights.green, coding.weights.blue)
         let cbScale = coding.chromaScale / coding.blueFromPb, crScale = coding.chromaScale / coding.redFromPr
-        toY = fixed(w * coding.lumaScale, 128)
-        toCb = fixed((SIMD3(0, 0, 1) - w) * cbScale, 128)
-        toCr = fixed((SIMD3(1, 0, 0) - w) * crScale, 128)
-        lumaOffset = Int16((coding.lumaOffset * 128).rounded()) + 64
+        let (toLuma, toBlue, toRed) = (w * coding.lumaScale, (SIMD3(0, 0, 1) - w) * cbScale, (SIMD3(1, 0, 0) - w) * crScale)
+        let forms = (luma: SIMD4(toLuma, coding.lumaOffset), cb: SIMD4(toBlue, 128), cr: SIMD4(toRed, 128))
+        conversion = Conversion(forms, shift: 7)
+        let composedTail = head == nil ? tail.map(\.definition) : nil
+        composedConversion = composedTail.flatMap { Self.composing($0, into: forms) }.flatMap { Conversion(fitting: $0) }
         self.chromaInterleaved = chromaInterleaved
         // Output codes as affine maps of (luma, Cb − 128, Cr − 128): R'G'B' = centred + fromCb·Cb' + fromCr·Cr' + gain·Y.
         func map(_ to: SIMD3<Float>, _ offset: Float) -> SIMD4<Float> {
             SIMD4((to * first.lumaGain).sum(), (to * first.fromCb).sum(), (to * first.fromCr).sum(), offset + (to * centred).sum())
         }
-        let maps = (luma: map(w * coding.lumaScale, coding.lumaOffset), cb: map((SIMD3(0, 0, 1) - w) * cbScale, 128),
-                    cr: map((SIMD3(1, 0, 0) - w) * crScale, 128))
-        affine = later.isEmpty && head == nil ? Self.affineCodes(maps, tail: tail?.definition) : nil
+        let maps = (luma: map(toLuma, coding.lumaOffset), cb: map(toBlue, 128), cr: map(toRed, 128))
+        if !later.isEmpty || head != nil {
+            affine = nil
+        } else if let composedTail {
+            affine = Self.composing(composedTail, into: maps).flatMap { AffineCodes(luma: $0.luma, cb: $0.cb, cr: $0.cr) }
+        } else {
+            affine = AffineCodes(luma: maps.luma, cb: maps.cb, cr: maps.cr)
+        }
     }
 
-    /// The lone matrix's output codes (`maps`) as `AffineCodes`, with a tail composed into them: its clamps must then be
-    /// the final one to 0…255 (luma bounds 0…255, at most one chroma step, with full bounds), since where the matrix's
-    /// clamp cannot act its codes stay within 16…240 and nothing else clamps before the tail's. Nil for another tail.
+    /// Whether the tail is part of the conversion back to codes (and of the affine maps), so that without a vignette the
+    /// loop has no ends: what `FusedColorProcessor` runs a run with such a tail in, instead of bands.
+    var composesTail: Bool { composedConversion != nil }
+
+    /// Output codes as affine forms (three factors and a constant, in codes: of R'G'B', or of a pixel's luma and its
+    /// block's centred chroma) followed by the tail: luma `gain·Y + offset`, chroma its step on (Cb − 128, Cr − 128).
+    /// Nil unless the tail's clamps are only the final one to 0…255 (luma bounds 0…255, at most one chroma step, with
+    /// full bounds): the codes the run computes lie within 16…240 (its R'G'B' is clamped, or no clamp acts on the
+    /// affine path), so no clamp acts before the tail's, and the stores saturate to 0…255.
     ///
     /// `sepia,hue,color-controls:contrast=1.1`: Y → 1.1·(a·Y + b·Cb' + c·Cr' + d) + o; Cb, Cr turned by the hue.
-    private static func affineCodes(_ maps: (luma: SIMD4<Float>, cb: SIMD4<Float>, cr: SIMD4<Float>),
-                                    tail: PlanarYUVFixedPoint.Definition?) -> AffineCodes? {
-        guard let tail else { return AffineCodes(luma: maps.luma, cb: maps.cb, cr: maps.cr) }
+    private static func composing(_ tail: PlanarYUVFixedPoint.Definition, into forms: (luma: SIMD4<Float>, cb: SIMD4<Float>, cr: SIMD4<Float>))
+        -> (luma: SIMD4<Float>, cb: SIMD4<Float>, cr: SIMD4<Float>)? {
         guard tail.low == 0, tail.high == 255, tail.chroma.count <= 1,
               tail.chroma.allSatisfy({ $0.bounds == PlanarYUVKernel.ChromaStep.fullBounds }) else { return nil }
         let constant = SIMD4<Float>(0, 0, 0, 1)
-        let luma = tail.gain * maps.luma + tail.offset * constant
-        guard let step = tail.chroma.first else { return AffineCodes(luma: luma, cb: maps.cb, cr: maps.cr) }
-        let (cb, cr) = (maps.cb - 128 * constant, maps.cr - 128 * constant)
-        return AffineCodes(luma: luma, cb: step.cbFromCb * cb + step.cbFromCr * cr + step.cbOffset * constant,
-                           cr: step.crFromCb * cb + step.crFromCr * cr + step.crOffset * constant)
+        let luma = tail.gain * forms.luma + tail.offset * constant
+        guard let step = tail.chroma.first else { return (luma, forms.cb, forms.cr) }
+        let (cb, cr) = (forms.cb - 128 * constant, forms.cr - 128 * constant)
+        return (luma, step.cbFromCb * cb + step.cbFromCr * cr + step.cbOffset * constant,
+                step.crFromCb * cb + step.crFromCr * cr + step.crOffset * constant)
+    }
+
+    /// Output codes from Q15 R'G'B' in fixed point (`codes` in the loop): per output (luma, Cb, Cr) the three weights
+    /// and the offset with the rounding half, in Q(shift) codes. The plain conversion is Q7; a vignette or a tail in
+    /// the loop works on it in Q7.
+    struct Conversion {
+        let toY: SIMD3<Int16>, toCb: SIMD3<Int16>, toCr: SIMD3<Int16>
+        let lumaOffset: Int16, cbOffset: Int16, crOffset: Int16
+        let shift: Int
+
+        init(_ forms: (luma: SIMD4<Float>, cb: SIMD4<Float>, cr: SIMD4<Float>), shift: Int) {
+            let scale = Float(1 << shift)
+            func fixed(_ form: SIMD4<Float>) -> SIMD3<Int16> { SIMD3((0..<3).map { Int16((form[$0] * scale).rounded()) }) }
+            func offset(_ form: SIMD4<Float>) -> Int16 { Int16((form.w * scale).rounded()) + Int16(1 << (shift - 1)) }
+            (toY, toCb, toCr) = (fixed(forms.luma), fixed(forms.cb), fixed(forms.cr))
+            (lumaOffset, cbOffset, crOffset) = (offset(forms.luma), offset(forms.cb), offset(forms.cr))
+            self.shift = shift
+        }
+
+        /// In the most fractional bits (7, 6 or 5) with which no sum can saturate: with R'G'B' in 0…1 each partial sum
+        /// lies between the totals of its negative and of its positive weights, and the offset comes last. Nil when none.
+        init?(fitting forms: (luma: SIMD4<Float>, cb: SIMD4<Float>, cr: SIMD4<Float>)) {
+            func fits(_ shift: Int) -> Bool {
+                [forms.luma, forms.cb, forms.cr].allSatisfy { form in
+                    let scale = Float(1 << shift)
+                    let weights = SIMD3(form.x, form.y, form.z) * scale, offset = form.w * scale + scale / 2
+                    let low = weights.replacing(with: 0, where: weights .> 0).sum()
+                    let high = weights.replacing(with: 0, where: weights .< 0).sum()
+                    return min(low, low + offset) >= -32767 && max(high, high + offset) <= 32766
+                }
+            }
+            guard let shift = (5...7).reversed().first(where: fits) else { return nil }
+            self.init(forms, shift: shift)
+        }
     }
 
     /// Output codes as affine maps of a pixel's luma code and its block's centred chroma codes, in fixed point: per output
@@ -257,27 +303,32 @@ final class FixedPointRunKernel: VignetteFusing {
     }
 
     private func apply<Darkness: BlockDarkness>(_ planes: [Plane], width: Int, height: Int, slices: SliceRunner, darkness: Darkness) {
+        // Without a vignette a tail that composes is part of the conversion (and of the affine maps): no ends in the loop.
+        if Darkness.self == NoDarkness.self, let composedConversion {
+            return apply(planes, width: width, height: height, slices: slices, darkness: darkness, ends: NoPlanarEnds(),
+                         conversion: composedConversion)
+        }
         guard head != nil || tail != nil else {
-            return apply(planes, width: width, height: height, slices: slices, darkness: darkness, ends: NoPlanarEnds())
+            return apply(planes, width: width, height: height, slices: slices, darkness: darkness, ends: NoPlanarEnds(), conversion: conversion)
         }
         (head?.chroma ?? []).withUnsafeBufferPointer { headChroma in
             (tail?.chroma ?? []).withUnsafeBufferPointer { tailChroma in
                 let ends = PlanarEndMaps(head: head?.luma, headChroma: headChroma, tail: tail?.luma, tailChroma: tailChroma)
-                apply(planes, width: width, height: height, slices: slices, darkness: darkness, ends: ends)
+                apply(planes, width: width, height: height, slices: slices, darkness: darkness, ends: ends, conversion: conversion)
             }
         }
     }
 
     private func apply<Darkness: BlockDarkness, Ends: PlanarEnds>(_ planes: [Plane], width: Int, height: Int, slices: SliceRunner,
-                                                                  darkness: Darkness, ends: Ends) {
-        let (w, h, d, e) = (width, height, darkness, ends)
+                                                                  darkness: Darkness, ends: Ends, conversion: Conversion) {
+        let (w, h, d, e, c) = (width, height, darkness, ends, conversion)
         switch (chromaInterleaved, stepCount) {
-        case (false, 0): run(planes, width: w, height: h, slices: slices, layout: SeparateChroma.self, steps: NoStep.self, darkness: d, ends: e)
-        case (false, 1): run(planes, width: w, height: h, slices: slices, layout: SeparateChroma.self, steps: OneStep.self, darkness: d, ends: e)
-        case (false, _): run(planes, width: w, height: h, slices: slices, layout: SeparateChroma.self, steps: TwoSteps.self, darkness: d, ends: e)
-        case (true, 0): run(planes, width: w, height: h, slices: slices, layout: InterleavedChroma.self, steps: NoStep.self, darkness: d, ends: e)
-        case (true, 1): run(planes, width: w, height: h, slices: slices, layout: InterleavedChroma.self, steps: OneStep.self, darkness: d, ends: e)
-        case (true, _): run(planes, width: w, height: h, slices: slices, layout: InterleavedChroma.self, steps: TwoSteps.self, darkness: d, ends: e)
+        case (false, 0): run(planes, width: w, height: h, slices: slices, layout: SeparateChroma.self, steps: NoStep.self, darkness: d, ends: e, conversion: c)
+        case (false, 1): run(planes, width: w, height: h, slices: slices, layout: SeparateChroma.self, steps: OneStep.self, darkness: d, ends: e, conversion: c)
+        case (false, _): run(planes, width: w, height: h, slices: slices, layout: SeparateChroma.self, steps: TwoSteps.self, darkness: d, ends: e, conversion: c)
+        case (true, 0): run(planes, width: w, height: h, slices: slices, layout: InterleavedChroma.self, steps: NoStep.self, darkness: d, ends: e, conversion: c)
+        case (true, 1): run(planes, width: w, height: h, slices: slices, layout: InterleavedChroma.self, steps: OneStep.self, darkness: d, ends: e, conversion: c)
+        case (true, _): run(planes, width: w, height: h, slices: slices, layout: InterleavedChroma.self, steps: TwoSteps.self, darkness: d, ends: e, conversion: c)
         }
     }
 
@@ -289,7 +340,7 @@ final class FixedPointRunKernel: VignetteFusing {
 
     private func run<Layout: ChromaLayout, Steps: StepCount, Darkness: BlockDarkness, Ends: PlanarEnds>(
         _ planes: [Plane], width: Int, height: Int, slices: SliceRunner, layout: Layout.Type, steps stepsType: Steps.Type,
-        darkness: Darkness, ends: Ends) {
+        darkness: Darkness, ends: Ends, conversion: Conversion) {
         typealias L = Lanes16
         let luma = planes[0], cbPlane = planes[1], crPlane = planes[planes.count - 1]
         let chromaWidth = (width + 1) / 2
@@ -299,13 +350,14 @@ final class FixedPointRunKernel: VignetteFusing {
         let fromCb = (L.splat(self.fromCb.x), L.splat(self.fromCb.y), L.splat(self.fromCb.z))
         let fromCr = (L.splat(self.fromCr.x), L.splat(self.fromCr.y), L.splat(self.fromCr.z))
         let fromY = (L.splat(self.fromY.x), L.splat(self.fromY.y), L.splat(self.fromY.z))
-        let toY = (L.splat(self.toY.x), L.splat(self.toY.y), L.splat(self.toY.z))
-        let toCb = (L.splat(self.toCb.x), L.splat(self.toCb.y), L.splat(self.toCb.z))
-        let toCr = (L.splat(self.toCr.x), L.splat(self.toCr.y), L.splat(self.toCr.z))
-        let (lumaOffset, chromaOffset, minus128) = (L.splat(self.lumaOffset), L.splat(128 * 128 + 64), L.splat(-128))
+        let toY = (L.splat(conversion.toY.x), L.splat(conversion.toY.y), L.splat(conversion.toY.z))
+        let toCb = (L.splat(conversion.toCb.x), L.splat(conversion.toCb.y), L.splat(conversion.toCb.z))
+        let toCr = (L.splat(conversion.toCr.x), L.splat(conversion.toCr.y), L.splat(conversion.toCr.z))
+        let (lumaOffset, cbOffset, crOffset) = (L.splat(conversion.lumaOffset), L.splat(conversion.cbOffset), L.splat(conversion.crOffset))
+        let (minus128, conversionShift) = (L.splat(-128), conversion.shift)
         let (zero, one, byte) = (L.splat(0), L.splat(16383), L.splat(255))
         let outsideUnit = L.splat(Int16(bitPattern: 0xC000))
-        let (lumaCentre, chromaCentre) = (L.splat(self.lumaOffset - 64), L.splat(128 * 128))
+        let (lumaCentre, chromaCentre) = (L.splat(conversion.lumaOffset - 64), L.splat(128 * 128))
 
         /// One matrix row on Q15 inputs, plus its offset, clamped (Q14).
         @inline(__always) func matrixRow(_ r: L.Vector, _ g: L.Vector, _ b: L.Vector, _ c: UnsafeMutablePointer<L.Vector>, _ k: Int) -> L.Vector {
@@ -362,14 +414,14 @@ final class FixedPointRunKernel: VignetteFusing {
             }
             return (r, g, b)
         }
-        /// Whole codes: the weighted sum in Q7, less its share `dark` (Q15) for the vignette, plus the offset (which holds
-        /// the rounding half), shifted right by 7.
+        /// Whole codes: the weighted sum in Q(shift) of the conversion (Q7 with a vignette), less its share `dark` (Q15)
+        /// for the vignette, plus the offset (which holds the rounding half), shifted right.
         @inline(__always) func codes(_ r: L.Vector, _ g: L.Vector, _ b: L.Vector, _ to: (L.Vector, L.Vector, L.Vector),
                                      _ offset: L.Vector, dark: L.Vector?) -> L.Vector {
             var sum = L.addSaturating(L.addSaturating(L.multiplyHighRounded(r, to.0), L.multiplyHighRounded(g, to.1)),
                                       L.multiplyHighRounded(b, to.2))
             if let dark { sum = L.addSaturating(sum, L.negate(L.multiplyHighRounded(sum, dark))) }
-            return L.shiftRight(L.addSaturating(sum, offset), 7)
+            return L.shiftRight(L.addSaturating(sum, offset), conversionShift)
         }
         /// Whole codes after the tail (each clamped to 0…255 first, as a stored byte is), then darkened by `dark` toward
         /// `centre` (Q7; luma's offset, or 128) as `codes` darkens, and rounded again.
@@ -389,12 +441,12 @@ final class FixedPointRunKernel: VignetteFusing {
         /// Output Cb and Cr codes of 16 blocks from their mean R'G'B'.
         @inline(__always) func chromaCodes(_ r: L.Vector, _ g: L.Vector, _ b: L.Vector, dark: L.Vector?) -> (L.Vector, L.Vector) {
             guard ends.hasTail else {
-                return (codes(r, g, b, toCb, chromaOffset, dark: dark), codes(r, g, b, toCr, chromaOffset, dark: dark))
+                return (codes(r, g, b, toCb, cbOffset, dark: dark), codes(r, g, b, toCr, crOffset, dark: dark))
             }
-            let mapped = ends.tailChroma(L.clamp(codes(r, g, b, toCb, chromaOffset, dark: nil), zero, byte),
-                                         L.clamp(codes(r, g, b, toCr, chromaOffset, dark: nil), zero, byte))
-            return (afterTail(mapped.0, centre: chromaCentre, offset: chromaOffset, dark: dark, { $0 }),
-                    afterTail(mapped.1, centre: chromaCentre, offset: chromaOffset, dark: dark, { $0 }))
+            let mapped = ends.tailChroma(L.clamp(codes(r, g, b, toCb, cbOffset, dark: nil), zero, byte),
+                                         L.clamp(codes(r, g, b, toCr, crOffset, dark: nil), zero, byte))
+            return (afterTail(mapped.0, centre: chromaCentre, offset: cbOffset, dark: dark, { $0 }),
+                    afterTail(mapped.1, centre: chromaCentre, offset: crOffset, dark: dark, { $0 }))
         }
 
         // The affine path (`AffineCodes`): only for the first matrix alone (and a tail composed into it), no vignette.
@@ -460,7 +512,7 @@ final class FixedPointRunKernel: VignetteFusing {
                     @inline(__always) func row(_ pairs: L.Vector, to target: UnsafeMutablePointer<UInt8>, y: Int) -> (L.Vector, L.Vector, L.Vector) {
                         let even = pixels(ends.headLuma(L.lowBytes(pairs)), k), odd = pixels(ends.headLuma(L.highBytes(pairs)), k)
                         let (evenDark, oddDark) = darkness.luma(row: y, block: cx)
-                        L.store(L.joinBytes(lumaCodes(even, dark: evenDark), lumaCodes(odd, dark: oddDark)), to: target + 2 * cx)
+                        L.store(L.joinBytesSaturating(lumaCodes(even, dark: evenDark), lumaCodes(odd, dark: oddDark)), to: target + 2 * cx)
                         return (L.average(even.0, odd.0), L.average(even.1, odd.1), L.average(even.2, odd.2))
                     }
                     let (above, below) = (row(upper, to: top, y: topY), row(lower, to: bottom, y: bottomY))

@@ -210,14 +210,15 @@ final class FusedColorProcessor: VideoProcessor {
             if let ends = planarEnds(of: run, coding: coding) {
                 // Ends inside FixedPointRunKernel's loop cost more than the same maps as passes over bands still in
                 // cache (the loop outgrows the vector registers: 0.80 against 0.65 ms for sepia,hue,color-controls at
-                // 1080p), but they let a following vignette fuse as well (1.7 against 3.8 ms with one), and a tail
-                // composed into a lone matrix's affine path costs nothing where that path is taken.
+                // 1080p), but they let a following vignette fuse as well (1.7 against 3.8 ms with one). A tail that
+                // composes into the kernel's conversion back to codes (`FixedPointRunKernel.composesTail`) is no end
+                // in the loop at all: without a vignette the run then costs what its core costs.
                 let separate = { (matrices: [ColorMatrix]) in
                     matrices.isEmpty ? nil : PlanarYUVKernel(matrices: matrices, coding: coding, chromaInterleaved: false)?.fixedPoint
                 }
                 if let fixed = FixedPointRunKernel(ends.core, coding: coding, chromaInterleaved: interleaved,
                                                    head: separate(ends.head), tail: separate(ends.tail)),
-                   fusingVignette || fixed.affine != nil {
+                   fusingVignette || fixed.composesTail {
                     return fixed
                 }
                 let inPlace = { (matrices: [ColorMatrix]) in

@@ -400,6 +400,37 @@ final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
         }
     }
 
+    /// A tail composed into the conversion back to codes (`FixedPointRunKernel.composesTail`) rounds once, so the run is
+    /// within 1 code of the exact composition: the core's definition in doubles, then the tail's formulas on those
+    /// unrounded codes (each clamped to 0…255). Tails whose gains need Q7, Q6 and Q5 conversions (contrast 1.1, 1.4, and
+    /// 2.5 with saturation 1.5: luma gains up to 2.5, chroma up to 3.75) after `sepia` and after a curve, on random
+    /// frames (the core's clamps act: the per-channel path) and in-gamut frames (a lone matrix's affine path, where its
+    /// maps fit), I420 and NV12, one and two threads.
+    func testComposedTailMatchesTheExactComposition() throws {
+        let format = FrameFormat(pixelFormat: .i420, width: width, height: height)
+        let (cw, ch) = chromaSize
+        let (luma, quarter) = (width * height, cw * ch)
+        let cases: [(core: String, tail: String, filters: [PerPlane])] = [
+            ("sepia", "hue:angle=20,color-controls:contrast=1.1", [.hue(degrees: 20), .colorControls(contrast: 1.1)]),
+            ("sepia", "color-controls:contrast=1.4", [.colorControls(contrast: 1.4)]),
+            ("sepia", "color-controls:contrast=2.5:saturation=1.5", [.colorControls(contrast: 2.5, saturation: 1.5)]),
+            ("gamma:power=1.3", "hue:angle=-35,color-controls:saturation=1.2", [.hue(degrees: -35), .colorControls(saturation: 1.2)]),
+        ]
+        for (core, tail, filters) in cases {
+            let chain = core + "," + tail
+            let chosen = FusedColorProcessor.chooseKernel(for: try transforms(chain, format: format), format: format)
+            XCTAssertTrue(try XCTUnwrap(chosen as? FixedPointRunKernel, chain).composesTail, chain)
+            for input in [randomI420(seed: 51), inGamutI420(seed: 53)] {
+                var want = expected(input, run: try transforms(core, format: format), vignette: nil)
+                for filter in filters {
+                    for i in 0..<luma { want[i] = filter.luma(want[i]) }
+                    for i in 0..<quarter { (want[luma + i], want[luma + quarter + i]) = filter.chroma(want[luma + i], want[luma + quarter + i]) }
+                }
+                try assertChain(chain, on: input, within1CodeOf: want)
+            }
+        }
+    }
+
     /// Maps of the form `±x + k` (`invert`, twice) are exact in the fixed point (gain ±2¹⁴, offsets whole codes in
     /// Q6): exactly the formula (`invert`: `Y → 251 − Y`, `C → 256 − C`, clipped to 0…255; two inverts give the input
     /// back but for the clips), tolerance 0, on I420 and NV12.

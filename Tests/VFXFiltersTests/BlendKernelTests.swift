@@ -257,7 +257,7 @@ final class BlendKernelTests: XCTestCase {
     /// image's channels cycle through 0, 127, 128 and 255 (alpha 255, 128 and 0). On RGBA (every byte in red, green and
     /// blue, 259 columns, so that a last partial step runs too), opaque and at opacity 0.6, and on I420 and NV12 (every
     /// luma code, neutral chroma in every other block: grays from 0 to 1, codes 70 and 71 around 0.25; random chroma in
-    /// the others). Tolerance 1 code, as above: the kernel computes in Float (√B to 3·10⁻⁷) and rounds once; D is
+    /// the others). Tolerance 1 code, as above: the kernel computes in Float (√B to 5·10⁻⁶) and rounds once; D is
     /// continuous at 0.25 and the formula at Cs = 0.5, so no pixel sits at a step.
     func testSoftLightEdgesMatchTheDefinition() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("vfx-softlight-\(UUID().uuidString)")

@@ -135,8 +135,8 @@ enum ExclusionBlend: SeparableBlend { static var mode: BlendMode { .exclusion } 
 /// expression trees up to about a dozen operations deep (deeper, the rest was compiled lane by lane: 7.5–10 ms per
 /// 1080p frame against a gradient). A comparison takes its operands as whole vectors, where a new tree starts: so D's
 /// branch is chosen by comparing both candidates with 0.5, their common value at Cb = 0.25 (both increase through
-/// it, and agree there to the second order, so a lane that Float rounding puts on the other side moves by less than
-/// 10⁻⁹), which gives the root and the cubic a tree each. √Cb comes from `rootsAboveQuarter`, in SIMD arithmetic
+/// it, and agree there to the second order, so a lane that Float rounding puts on the other side changes by no more
+/// than that rounding), which gives the root and the cubic a tree each. √Cb comes from `rootsAboveQuarter`, in SIMD arithmetic
 /// alone: `squareRoot()` on a vector is a scalar call per lane (it made the whole formula lane-by-lane code, 12.5 ms
 /// against an image layer), and the AVX reciprocal-root intrinsic (`RampLanes.squareRoots`) stayed an out-of-line
 /// call in the YUV loop, every vector register spilled around it (5.2 ms against a gradient).

@@ -45,8 +45,13 @@ final class BlendKernelTests: XCTestCase {
 
     /// Writes `imageBytes` as a PNG with FFmpeg (rawvideo in, PNG out), in a folder removed by the caller.
     static func writeImage(in folder: URL) throws -> String {
-        let raw = folder.appendingPathComponent("layer.raw"), png = folder.appendingPathComponent("layer.png")
-        try Data(imageBytes).write(to: raw)
+        try writePNG(imageBytes, width: width, height: height, named: "layer", in: folder)
+    }
+
+    /// Straight RGBA bytes as a PNG written by FFmpeg (rawvideo in, PNG out), in a folder removed by the caller.
+    static func writePNG(_ bytes: [UInt8], width: Int, height: Int, named name: String, in folder: URL) throws -> String {
+        let raw = folder.appendingPathComponent("\(name).raw"), png = folder.appendingPathComponent("\(name).png")
+        try Data(bytes).write(to: raw)
         let result = try TestProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-nostdin", "-f", "rawvideo", "-pix_fmt", "rgba", "-s",
                                                              "\(width)x\(height)", "-i", raw.path, "-frames:v", "1", "-y", png.path])
         guard result.status == 0 else { throw SpatialFixtures.Failure(description: "ffmpeg could not write the layer PNG") }
@@ -243,6 +248,64 @@ final class BlendKernelTests: XCTestCase {
     static func color(hex: String) -> Color {
         Color(Double(Int(hex.prefix(2), radix: 16)!), Double(Int(hex.dropFirst(2).prefix(2), radix: 16)!),
               Double(Int(hex.suffix(2), radix: 16)!)) / 255
+    }
+
+    /// Soft light against a gradient and an image layer at the edges of its definition: backdrop channels of every
+    /// byte (0, 63 and 64 around B = 0.25 where D(B) turns from the cubic to √B, 255) and layer channels of 0, 1 and
+    /// around 0.5 (where the formula turns from darkening to lightening). The gradient runs from #00ff00 to #00ffff
+    /// over 9 rows: red Cs = 0 and green Cs = 1 everywhere, blue (y + 0.5) / 9, 0.5 exactly in the middle row. The
+    /// image's channels cycle through 0, 127, 128 and 255 (alpha 255, 128 and 0). On RGBA (every byte in red, green and
+    /// blue, 259 columns, so that a last partial step runs too), opaque and at opacity 0.6, and on I420 and NV12 (every
+    /// luma code, neutral chroma in every other block: grays from 0 to 1, codes 70 and 71 around 0.25; random chroma in
+    /// the others). Tolerance 1 code, as above: the kernel computes in Float (√B to 5·10⁻⁶) and rounds once; D is
+    /// continuous at 0.25 and the formula at Cs = 0.5, so no pixel sits at a step.
+    func testSoftLightEdgesMatchTheDefinition() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("vfx-softlight-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (w, h) = (259, 9)
+        let edges: [UInt8] = [0, 127, 128, 255], alphas: [UInt8] = [255, 255, 128, 0]
+        let image = (0..<(w * h)).flatMap { i -> [UInt8] in
+            let (x, y) = (i % w, i / w)
+            return [edges[x % 4], edges[(x / 4 + y) % 4], edges[(x / 16 + 2 * y) % 4], alphas[(x + y) % 4]]
+        }
+        let imagePath = try Self.writePNG(image, width: w, height: h, named: "edges", in: folder)
+        let rgba = (0..<(w * h)).flatMap { i -> [UInt8] in
+            let (x, y) = (i % w, i / w)
+            return [UInt8(x % 256), UInt8(255 - (x + 3 * y) % 256), UInt8((x * 7 + 64 * y) % 256), 255]
+        }
+        var generator = SystemRandomNumberGenerator.Seeded(state: 0x50f7)
+        let (cw, ch) = ((w + 1) / 2, (h + 1) / 2)
+        let lumaCodes = (0..<(w * h)).map { UInt8(($0 % w + 29 * ($0 / w)) % 256) }
+        let chromaPairs = (0..<(cw * ch)).map { i -> (UInt8, UInt8) in i % 2 == 0 ? (128, 128) : (generator.byte(), generator.byte()) }
+        let i420 = RawFrames.frame(lumaCodes + chromaPairs.map(\.0) + chromaPairs.map(\.1), format: .i420, width: w, height: h)
+        let nv12 = RawFrames.frame(lumaCodes + chromaPairs.flatMap { [$0.0, $0.1] }, format: .nv12, width: w, height: h)
+        for opacity in [1.0, 0.6] {
+            let layers: [(String, (Int, Int) -> (Color, Double))] = [
+                ("layer=gradient:color=#00ff00:color2=#00ffff", { _, y in (Color(0, 1, (Double(y) + 0.5) / Double(h)), opacity) }),
+                ("layer=image:image=\(imagePath)", { x, y in
+                    let p = 4 * (y * w + x)
+                    return (Color(Double(image[p]), Double(image[p + 1]), Double(image[p + 2])) / 255, Double(image[p + 3]) / 255 * opacity)
+                }),
+            ]
+            for (parameters, source) in layers {
+                let chain = "soft-light-blend:\(parameters):opacity=\(opacity)"
+                let output = RawFrames.bytes(try SpatialFixtures.apply(chain, to: RawFrames.frame(rgba, format: .rgba, width: w, height: h)))
+                var worst = 0
+                for i in 0..<(w * h) {
+                    let p = 4 * i
+                    let backdrop = Color(Double(rgba[p]), Double(rgba[p + 1]), Double(rgba[p + 2])) / 255
+                    let want = Self.blended("soft-light", backdrop, source(i % w, i / w)) * 255
+                    for c in 0..<3 { worst = max(worst, abs(Int(output[p + c]) - Int(want[c].rounded()))) }
+                }
+                XCTAssertLessThanOrEqual(worst, 1, "\(chain) on RGBA")
+                for frame in [i420, nv12] {
+                    let (worst, skipped) = try Self.yuvError(frame, chain: chain, mode: "soft-light", source: source)
+                    XCTAssertLessThanOrEqual(worst, 1, "\(chain) on \(frame.format)")
+                    XCTAssertEqual(skipped, 0, "\(chain) on \(frame.format): soft light has no step to leave out")
+                }
+            }
+        }
     }
 
     /// Saturation on gray backdrops: the definition leaves a gray as it is (SetSat of a gray is 0, whatever Sat(Cs)), and

@@ -13,7 +13,9 @@ import VFXCore
 /// follow the first matrix.
 /// Per-plane transforms before and after the run (`head`, `tail`: `FusedColorProcessor.planarEnds`) are applied in the
 /// same loop with `PlanarYUVFixedPoint`'s arithmetic: the head on the codes read, the tail on the output codes once
-/// rounded, so that the pass equals the three parts applied one after the other, byte for byte.
+/// rounded, so that the pass equals the three parts applied one after the other, byte for byte. Without a vignette,
+/// a tail whose clamps are only the final one to 0…255 is instead part of the conversion back to codes (`composing`,
+/// `Conversion`): one rounding for the whole run, and no ends in the loop.
 ///
 /// Arithmetic on each 16-bit lane (`Lanes16`):
 /// - R'G'B' in Q14 (1 = 16384), clamped to 0…16383. A value enters a product shifted left once (Q15) against a
@@ -32,19 +34,21 @@ import VFXCore
 ///   and a select of 2^15 − v.
 /// - The largest or smallest channel (`maximum-component`, `minimum-component`): two lane maxima or minima, written to
 ///   all three channels.
-/// - Output luma and chroma in Q7 codes, rounded by adding 64 and shifting right by 7; block means by `vpavgw`.
+/// - Output luma and chroma in Q7 codes (Q6 or Q5 for a composed tail whose gains need it), rounded by adding half and
+///   shifting right; block means by `vpavgw`; stores saturate to 0…255 (`vpackuswb`).
 /// Sums saturate; `init` checks that no saturated sum can change a clamped result, and returns nil for a matrix
 /// with gains of 2 or more, a curve the pieces cannot follow within 0.125 code (a kink, a steep start: `gamma` under
 /// 0.95), a luma curve or a general function (other than the largest or smallest channel); `ColorRunYUVKernel` or the 3D
 /// table takes those. A product rounds to 2⁻¹⁵ of full scale (0.008 codes), so an output is within about 0.1 code of
 /// its exact value before the final rounding, 0.25 with a curve.
 ///
-/// A run that is the first matrix alone (`sepia`, `color-matrix`, `false-color`: no further step, no vignette, no ends
-/// in the loop) is, wherever that matrix's clamp does not act, one affine map from a pixel's luma and its block's
-/// chroma to each output code (`AffineCodes`): one product per output luma code instead of three channels and their
-/// weights. Each 16 blocks are checked first, in the clamp's own arithmetic: the three channels at the darkest and the
-/// brightest luma of each block (each channel is monotonic in luma). Blocks where a channel leaves 0…1 anywhere take
-/// the per-channel path; on `testsrc2` and natural video that is a sixth to a quarter of them. Both paths are within about 0.1 code of
+/// A run that is the first matrix alone (`sepia`, `color-matrix`, `false-color`: no further step, no vignette, no head;
+/// a tail that composes is part of its maps) is, wherever that matrix's clamp does not act, one affine map from a
+/// pixel's luma and its block's chroma to each output code (`AffineCodes`): one product per output luma code instead of
+/// three channels and their weights. Each 16 blocks inside the row are checked first, in the clamp's own arithmetic:
+/// the three channels at the darkest and the brightest luma of each block (each channel is monotonic in luma). Blocks
+/// where a channel leaves 0…1 anywhere take the per-channel path; on `testsrc2` and natural video that is a sixth to a
+/// quarter of them. Both paths are within about 0.1 code of
 /// the exact value before the final rounding.
 ///
 /// ```swift

@@ -124,9 +124,8 @@ public enum FilterBenchmark {
                 ffmpegTimes[index] = min(ffmpegTimes[index], try bestTime(repeats: 1) { try runFFmpeg(command) })
             }
         }
-        for _ in 0..<max(1, options.repeats) { try round() }
-        if ffmpegTimes.count > 1, withinFloorNoise(floor: ffmpegTimes[0], ffmpeg: ffmpegTimes[1]) {
-            for _ in 0..<2 * max(1, options.repeats) { try round() }
+        try runRounds(options.repeats, round: round) {
+            ffmpegTimes.count > 1 && withinFloorNoise(floor: ffmpegTimes[0], ffmpeg: ffmpegTimes[1])
         }
         let floor = ffmpegTimes.first
         let ffmpeg = ffmpegTimes.count > 1 ? ffmpegTimes[1] : nil
@@ -181,6 +180,13 @@ public enum FilterBenchmark {
     /// its rounds again (three times in all), each measurement keeping its best, so both minima settle.
     static func withinFloorNoise(floor: Double, ffmpeg: Double) -> Bool {
         ffmpeg - floor < 0.1 * floor
+    }
+
+    /// `repeats` (at least 1) calls of `round`, then twice as many again when `withinNoise` holds after them.
+    static func runRounds(_ repeats: Int, round: () throws -> Void, extraWhen withinNoise: () -> Bool) rethrows {
+        for _ in 0..<max(1, repeats) { try round() }
+        guard withinNoise() else { return }
+        for _ in 0..<2 * max(1, repeats) { try round() }
     }
 
     static func bestTime(repeats: Int, _ body: () throws -> Void) throws -> Double {
@@ -506,10 +512,7 @@ extension FilterBenchmark {
                     }
                 }
             }
-            for _ in 0..<max(1, options.repeats) { try round() }
-            if graph != nil, failure == nil, withinFloorNoise(floor: floor, ffmpeg: ffmpeg) {
-                for _ in 0..<2 * max(1, options.repeats) { try round() }
-            }
+            try runRounds(options.repeats, round: round) { graph != nil && failure == nil && withinFloorNoise(floor: floor, ffmpeg: ffmpeg) }
             timer.processor.release()
             let beyond = graph != nil && failure == nil && ffmpeg > floor ? (ffmpeg - floor) : nil
             let entry = CatalogEntry(name: spec.name, family: spec.family.rawValue, chain: chain.description,

@@ -27,14 +27,7 @@ final class CatalogExampleTests: XCTestCase {
                     }
                     let bytes = (0..<count).map { _ in generator.byte() }
                     func frame(padding: UInt8) -> VideoFrame {
-                        var frame = RawFrames.frame(bytes, format: format, width: width, height: height)
-                        frame.withMutablePlanes { planes in
-                            for plane in planes {
-                                let used = plane.width * plane.bytesPerPixel
-                                for y in 0..<plane.height { (plane.row(y) + used).update(repeating: padding, count: plane.bytesPerRow - used) }
-                            }
-                        }
-                        return frame
+                        RawFrames.frame(bytes, format: format, width: width, height: height, padding: padding)
                     }
                     let processor = try FilterChain(parsing: spec.example).makeProcessor(threads: 1)
                     _ = try processor.configure(for: FrameFormat(of: frame(padding: 0)))

@@ -211,15 +211,7 @@ final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
             for pixelFormat in [PixelFormat.i420, .nv12] {
                 let bytes = pixelFormat == .nv12 ? nv12(input) : input
                 let outputs = try [UInt8(0), 128, 255].map { fill -> [UInt8] in
-                    var frame = RawFrames.frame(bytes, format: pixelFormat, width: width, height: height)
-                    frame.withMutablePlanes { planes in
-                        for plane in planes {
-                            for y in 0..<plane.height {
-                                let row = plane.row(y), used = plane.width * plane.bytesPerPixel
-                                (row + used).update(repeating: fill, count: plane.bytesPerRow - used)
-                            }
-                        }
-                    }
+                    let frame = RawFrames.frame(bytes, format: pixelFormat, width: width, height: height, padding: fill)
                     return RawFrames.bytes(try TestSupport.apply(chain, to: frame, threads: 1))
                 }
                 XCTAssertEqual(outputs[0], outputs[1], "\(chain) on \(pixelFormat): padding 0 against 128")
@@ -311,6 +303,20 @@ final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
         }
     }
 
+    /// Per-plane `filters` applied one after the other to the codes of an I420 frame of this size, in doubles; each
+    /// result rounded to a code (as a stored frame is) when `rounding`.
+    func applied(_ filters: [PerPlane], to codes: [Double], rounding: Bool) -> [Double] {
+        let (cw, ch) = chromaSize
+        let (luma, quarter) = (width * height, cw * ch)
+        var out = codes
+        for filter in filters {
+            for i in 0..<luma { out[i] = filter.luma(out[i]) }
+            for i in 0..<quarter { (out[luma + i], out[luma + quarter + i]) = filter.chroma(out[luma + i], out[luma + quarter + i]) }
+            if rounding { out = out.map { $0.rounded() } }
+        }
+        return out
+    }
+
     /// A run's per-plane filters at its start and end (`FusedColorProcessor.planarEnds`) are applied plane by plane, as
     /// those filters alone are, and the rest of the run in R'G'B': the fused run (as passes over bands, and inside the
     /// fixed-point kernel's loop as with a vignette) is byte for byte its three parts applied one after the other (head,
@@ -324,8 +330,6 @@ final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
     /// instead of one per filter): not byte for byte the parts, but within the same 2 codes.
     func testPlanarEndsOfARunAreAppliedPerPlane() throws {
         let format = FrameFormat(pixelFormat: .i420, width: width, height: height)
-        let (cw, ch) = chromaSize
-        let (luma, quarter) = (width * height, cw * ch)
         let cases: [(head: String?, core: String, tail: String?, perPlaneHead: [PerPlane], perPlaneTail: [PerPlane], fixed: Bool,
                      composed: Bool)] = [
             (nil, "sepia", "hue:angle=20,color-controls:contrast=1.1", [], [.hue(degrees: 20), .colorControls(contrast: 1.1)], true, true),
@@ -340,13 +344,7 @@ final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
             (nil, "sepia", "color-controls:saturation=2.5,hue:angle=40", [], [.colorControls(saturation: 2.5), .hue(degrees: 40)], true, false),
         ]
         func perPlane(_ codes: [UInt8], _ filters: [PerPlane]) -> [UInt8] {
-            var out = codes.map(Double.init)
-            for filter in filters {
-                for i in 0..<luma { out[i] = filter.luma(out[i]) }
-                for i in 0..<quarter { (out[luma + i], out[luma + quarter + i]) = filter.chroma(out[luma + i], out[luma + quarter + i]) }
-                out = out.map { $0.rounded() }
-            }
-            return out.map { UInt8($0) }
+            applied(filters, to: codes.map(Double.init), rounding: true).map { UInt8($0) }
         }
         // Random frames, and frames where a lone matrix core takes its affine path. The loop with ends never takes that
         // path (it runs only with a vignette, which the affine path does not take either), so it is compared on the
@@ -408,8 +406,6 @@ final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
     /// maps fit), I420 and NV12, one and two threads.
     func testComposedTailMatchesTheExactComposition() throws {
         let format = FrameFormat(pixelFormat: .i420, width: width, height: height)
-        let (cw, ch) = chromaSize
-        let (luma, quarter) = (width * height, cw * ch)
         let cases: [(core: String, tail: String, filters: [PerPlane])] = [
             ("sepia", "hue:angle=20,color-controls:contrast=1.1", [.hue(degrees: 20), .colorControls(contrast: 1.1)]),
             ("sepia", "color-controls:contrast=1.4", [.colorControls(contrast: 1.4)]),
@@ -421,11 +417,7 @@ final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
             let chosen = FusedColorProcessor.chooseKernel(for: try transforms(chain, format: format), format: format)
             XCTAssertTrue(try XCTUnwrap(chosen as? FixedPointRunKernel, chain).composesTail, chain)
             for input in [randomI420(seed: 51), inGamutI420(seed: 53)] {
-                var want = expected(input, run: try transforms(core, format: format), vignette: nil)
-                for filter in filters {
-                    for i in 0..<luma { want[i] = filter.luma(want[i]) }
-                    for i in 0..<quarter { (want[luma + i], want[luma + quarter + i]) = filter.chroma(want[luma + i], want[luma + quarter + i]) }
-                }
+                let want = applied(filters, to: expected(input, run: try transforms(core, format: format), vignette: nil), rounding: false)
                 try assertChain(chain, on: input, within1CodeOf: want)
             }
         }

@@ -95,6 +95,19 @@ public enum RawFrames {
         return frame
     }
 
+    /// A frame of `bytes` (as `frame(_:format:width:height:)`) with every byte past each row's end, its planes'
+    /// padding, set to `padding`: what VideoFX never initialises, so no output may depend on it.
+    public static func frame(_ bytes: [UInt8], format: PixelFormat, width: Int, height: Int, padding: UInt8) -> VideoFrame {
+        var frame = self.frame(bytes, format: format, width: width, height: height)
+        frame.withMutablePlanes { planes in
+            for plane in planes {
+                let used = plane.width * plane.bytesPerPixel
+                for y in 0..<plane.height { (plane.row(y) + used).update(repeating: padding, count: plane.bytesPerRow - used) }
+            }
+        }
+        return frame
+    }
+
     /// The visible bytes of `frame`, planes one after another.
     public static func bytes(_ frame: VideoFrame) -> [UInt8] {
         var out: [UInt8] = []

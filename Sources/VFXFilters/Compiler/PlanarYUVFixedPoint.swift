@@ -71,16 +71,18 @@ struct PlanarYUVFixedPoint {
             guard !narrowsBounds else {
                 return Lanes16.shiftRight(Lanes16.addSaturating(clamped(mix, value, partner: partner), toCodes), 7 - s)
             }
-            let product = Lanes16.multiplyHighRounded(value, mix.own)
-            let sum = isDiagonal ? product : Lanes16.addSaturating(product, Lanes16.multiplyHighRounded(partner, mix.other))
-            return Lanes16.shiftRight(Lanes16.addSaturating(sum, mix.codesOffset), 7 - s)
+            return Lanes16.shiftRight(Lanes16.addSaturating(products(mix, value, partner: partner), mix.codesOffset), 7 - s)
         }
 
         /// `own·value + other·partner + offset` clamped to the bounds, in Q(7 − s).
         @inline(__always) private func clamped(_ mix: Mix, _ value: Lanes16.Vector, partner: Lanes16.Vector) -> Lanes16.Vector {
+            Lanes16.clamp(Lanes16.addSaturating(products(mix, value, partner: partner), mix.offset), mix.low, mix.high)
+        }
+
+        /// `own·value + other·partner` in Q(7 − s) (one product in a diagonal step).
+        @inline(__always) private func products(_ mix: Mix, _ value: Lanes16.Vector, partner: Lanes16.Vector) -> Lanes16.Vector {
             let product = Lanes16.multiplyHighRounded(value, mix.own)
-            let sum = isDiagonal ? product : Lanes16.addSaturating(product, Lanes16.multiplyHighRounded(partner, mix.other))
-            return Lanes16.clamp(Lanes16.addSaturating(sum, mix.offset), mix.low, mix.high)
+            return isDiagonal ? product : Lanes16.addSaturating(product, Lanes16.multiplyHighRounded(partner, mix.other))
         }
     }
 

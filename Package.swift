@@ -26,6 +26,18 @@ let avx512Kernels: [SwiftSetting] = [
 let avx512Kernels: [SwiftSetting] = []
 #endif
 
+/// The filters' AVX-512 kernels (module VFXFiltersAVX512): Skylake-AVX512 plus VBMI's byte permutes (Ice Lake, Zen 4
+/// and later), chosen at run time only on CPUs that have both (see docs/filter-engine.md). The target applies to debug
+/// builds too, so the intrinsics compile there; VFXFilters calls these kernels only where it uses its AVX2 ones.
+#if arch(x86_64)
+let avx512FilterKernels: [SwiftSetting] = [
+    .unsafeFlags(["-target-cpu", "skylake-avx512", "-Xcc", "-mavx512vbmi"]),
+    .unsafeFlags(["-Ounchecked"], .when(configuration: .release)),
+]
+#else
+let avx512FilterKernels: [SwiftSetting] = []
+#endif
+
 /// Settings for every Swift module: Swift 6 language mode (strict concurrency) plus the baseline CPU.
 let common: [SwiftSetting] = baselineCPU
 
@@ -54,7 +66,9 @@ let package = Package(
         .target(name: "VFXMedia", dependencies: ["VFXCore", "VFXPipeline", "CFFmpeg"], swiftSettings: common),
         .target(name: "VFXAudio", dependencies: ["VFXCore", "VFXPipeline", "VFXFilters"], swiftSettings: kernels),
         .target(name: "VFXPipeline", dependencies: ["VFXCore"], swiftSettings: common),
-        .target(name: "VFXFilters", dependencies: ["VFXCore", "VFXPipeline", "VFXMedia", "CFreeType"], swiftSettings: kernels),
+        .target(name: "VFXFilters", dependencies: ["VFXCore", "VFXPipeline", "VFXMedia", "CFreeType", "CVFXCPU", "VFXFiltersAVX512"],
+                swiftSettings: kernels),
+        .target(name: "VFXFiltersAVX512", swiftSettings: avx512FilterKernels),
         .target(name: "VFXTemporal", dependencies: ["VFXCore", "VFXPipeline", "VFXFilters"], swiftSettings: kernels),
         .target(name: "CVFXCPU"),
         .target(name: "VFXNeuralKernels", dependencies: ["VFXCore"], swiftSettings: kernels),

@@ -9,3 +9,11 @@ int vfx_cpu_has_avx512(void) {
     return 0;
 #endif
 }
+
+int vfx_cpu_has_avx512_vbmi(void) {
+#if defined(__x86_64__)
+    return vfx_cpu_has_avx512() && __builtin_cpu_supports("avx512vbmi");
+#else
+    return 0;
+#endif
+}

@@ -4,7 +4,7 @@ import VFXCore
 /// sees only that colour) on I420/NV12, through tables made once per luma code: the output's luma code, and its Cb
 /// and Cr in 1/64 code.
 ///
-/// Per pixel the luma goes through its table (`ByteTable`: 32 samples at a time on x86-64); per block the chroma is
+/// Per pixel the luma goes through its table (`ByteTable`: 32 or 64 samples at a time on x86-64); per block the chroma is
 /// the rounded mean of its four pixels' table values, read before their luma is replaced. That is the mean of the
 /// four output R'G'B' values converted, since the conversion is affine. The luma is the frame's own Y' (clamped to
 /// 0…1), as for the luma curves; the tables hold chroma to 1/128 code, so a block's chroma is within 1 code of its

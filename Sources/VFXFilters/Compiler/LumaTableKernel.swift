@@ -1,12 +1,13 @@
 #if arch(x86_64) && VFX_HASWELL
 import _Builtin_intrinsics.intel
+import VFXFiltersAVX512
 #endif
 import VFXCore
 
 /// Luma through a 256-entry table (or left alone) and, for runs that remove chroma, chroma set to neutral
 /// (128). Used for gray frames and for YUV runs that only bend luma or remove chroma (`mono`, `brightness`,
-/// `threshold`): chroma planes are never read. On x86-64 release builds the table is read 32 samples at a time by
-/// byte shuffles (`ByteTable`), elsewhere one sample at a time.
+/// `threshold`): chroma planes are never read. On x86-64 release builds the table is read 32 or 64 samples at a time
+/// (`ByteTable`), elsewhere one sample at a time.
 ///
 /// ```swift
 /// let mono = LumaTableKernel(map: nil, fillsChroma: true, chromaInterleaved: false)
@@ -41,38 +42,43 @@ final class LumaTableKernel: ColorKernel {
 
 /// A 256-entry byte table applied in place to a row of bytes.
 ///
-/// With AVX2 the table is sixteen 16-entry pieces, each held in a register: for 32 samples at a time, every piece is
-/// looked up by the samples' low four bits (`vpshufb`) and kept where their high four bits name it (`vpcmpeqb`,
-/// `vpblendvb`): 48 vector operations per 32 samples, about four times a scalar loop's speed; exact, as a table is.
+/// With AVX-512 VBMI (`FilterKernels.usesAVX512`) the table lies in four registers and 64 samples take five
+/// operations (`ByteTables512`). With AVX2 it is sixteen 16-entry pieces, each held in a register: for 32 samples at a
+/// time, every piece is looked up by the samples' low four bits (`vpshufb`) and kept where their high four bits name it
+/// (`vpcmpeqb`, `vpblendvb`): 48 vector operations per 32 samples, about four times a scalar loop's speed. Exact, as a
+/// table is.
 ///
 /// ```swift
 /// let brighter = ByteTable((0..<256).map { UInt8(min($0 + 22, 255)) })
 /// brighter.apply(to: row, count: 1920)
 /// ```
 final class ByteTable {
+    /// The 256 entries (what the AVX-512 and scalar paths read).
+    let entries: [UInt8]
     #if arch(x86_64) && VFX_HASWELL
     /// The table as sixteen 16-entry pieces, each twice over (one per 128-bit half of a register).
     private let pieces: [__m256i]
-    #else
-    private let entries: [UInt8]
     #endif
 
     init(_ map: [UInt8]) {
         precondition(map.count == 256, "a byte table has 256 entries")
+        entries = map
         #if arch(x86_64) && VFX_HASWELL
         pieces = (0..<16).map { piece in
             let bytes = map[(16 * piece)..<(16 * piece + 16)]
             return unsafeBitCast(SIMD32<UInt8>(bytes + bytes), to: __m256i.self)
         }
-        #else
-        entries = map
         #endif
     }
 
-    /// `row[x] = table[row[x]]` for x in 0..<count; with AVX2 whole chunks of 32, so the last may run into the row
-    /// padding (rows are padded to 64 bytes).
-    func apply(to row: UnsafeMutablePointer<UInt8>, count: Int) {
+    /// `row[x] = table[row[x]]` for x in 0..<count; with AVX2 whole chunks of 32 and with AVX-512 of 64, so the last
+    /// may run into the row padding (rows are padded to 64 bytes). `wide: false` keeps to AVX2 (for comparisons).
+    func apply(to row: UnsafeMutablePointer<UInt8>, count: Int, wide: Bool = FilterKernels.usesAVX512) {
         #if arch(x86_64) && VFX_HASWELL
+        if wide {
+            entries.withUnsafeBufferPointer { ByteTables512.apply($0.baseAddress!, to: row, count: count) }
+            return
+        }
         let lowBits = _mm256_set1_epi8(0x0F)
         pieces.withUnsafeBufferPointer { pieces in
             var x = 0

@@ -456,19 +456,26 @@ final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
         }
     }
 
-    /// `ByteTable` (byte shuffles on x86-64 release builds) is exactly the table: every byte value through a random
-    /// table, in a row whose length is no multiple of 32 (the bytes past it, the row padding, may change; those before
-    /// it must be the table's).
+    /// `ByteTable` (byte shuffles with AVX2, byte permutes with AVX-512 VBMI, on x86-64 release builds) is exactly the
+    /// table: every byte value through a random table, in a row whose length is no multiple of 32 or 64 (the bytes past
+    /// it, the row padding, may change; those before it must be the table's). The same for two tables alternating
+    /// (NV12's chroma), even offsets through one and odd ones through the other. Every path this CPU can run.
     func testByteTableIsTheTable() {
         var generator = SystemRandomNumberGenerator.Seeded(state: 0x7ab1e)
-        let map = (0..<256).map { _ in generator.byte() }
+        let (map, oddMap) = ((0..<256).map { _ in generator.byte() }, (0..<256).map { _ in generator.byte() })
         let count = 1000
         let row = UnsafeMutablePointer<UInt8>.allocate(capacity: 1024)
         defer { row.deallocate() }
-        let input = (0..<count).map { UInt8(truncatingIfNeeded: $0 < 256 ? $0 : Int(generator.byte())) }
-        row.initialize(from: input, count: count)
-        ByteTable(map).apply(to: row, count: count)
-        XCTAssertEqual(Array(UnsafeBufferPointer(start: row, count: count)), input.map { map[Int($0)] })
+        let input = (0..<count).map { UInt8(truncatingIfNeeded: $0 < 512 ? $0 / 2 : Int(generator.byte())) }
+        for wide in FilterKernels.usesAVX512 ? [false, true] : [false] {
+            row.initialize(from: input, count: count)
+            ByteTable(map).apply(to: row, count: count, wide: wide)
+            XCTAssertEqual(Array(UnsafeBufferPointer(start: row, count: count)), input.map { map[Int($0)] }, "wide: \(wide)")
+            row.initialize(from: input, count: count)
+            ByteTable.apply(even: ByteTable(map), odd: ByteTable(oddMap), to: row, count: count, wide: wide)
+            XCTAssertEqual(Array(UnsafeBufferPointer(start: row, count: count)),
+                           input.indices.map { ($0 % 2 == 0 ? map : oddMap)[Int(input[$0])] }, "wide: \(wide)")
+        }
     }
 
     /// The 16-bit lane operations of the fixed-point kernels against their definitions, on values that reach the

@@ -52,6 +52,49 @@ final class PlanarYUVTests: XCTestCase, RandomYUVFrames {
         XCTAssertEqual((0..<quarter).map { nv12[luma + 2 * $0 + 1] }, Array(output[(luma + quarter)...]))
     }
 
+    /// With AVX-512 VBMI a run's maps go through byte tables made by its own loops (`PlanarYUVFixedPoint.Tables`):
+    /// the same bytes as the arithmetic, tolerance 0. Runs whose chroma steps keep Cb and Cr apart (both maps are tables),
+    /// one that mixes them (luma only), luma bounds narrower than 0…255, and chroma steps folded with narrowed bounds; on
+    /// the photo and a random frame, I420 and NV12, at widths whose rows end inside a vector.
+    func testTablesGiveTheArithmeticBytes() throws {
+        typealias Step = PlanarYUVKernel.ChromaStep
+        let saturate = Step(cbFromCb: 1.3, cbFromCr: 0, cbOffset: 128, crFromCb: 0, crFromCr: 1.3, crOffset: 128)
+        let invert = Step(cbFromCb: -1, cbFromCr: 0, cbOffset: 128, crFromCb: 0, crFromCr: -1, crOffset: 128)
+        let turn = Step(cbFromCb: 0.64, cbFromCr: -0.77, cbOffset: 128, crFromCb: 0.77, crFromCr: 0.64, crOffset: 128)
+        var narrowed = Step(cbFromCb: 2.5, cbFromCr: 0, cbOffset: 120, crFromCb: 0, crFromCr: 0.6, crOffset: 140)
+        narrowed.bounds = (SIMD2(20, 40), SIMD2(230, 200))
+        // `tables`: whether the chroma steps become tables (none of them mixes Cb with Cr).
+        let runs: [(gain: Float, offset: Float, low: Float, high: Float, steps: [Step], tables: Bool)] = [
+            (1.2, -25.6, 0, 255, [saturate], true), (-1, 251, 0, 255, [invert], true), (1, 0, 0, 255, [turn], false),
+            (1.56, -10, 30, 220, [narrowed, invert], true), (0.8, 12, 0, 255, [], false),
+        ]
+        let photo = try i420()
+        var generator = SystemRandomNumberGenerator.Seeded(state: 0x7ab1e5)
+        for (width, height) in [(size, size), (182, 98)] {
+            let luma = width * height, quarter = ((width + 1) / 2) * ((height + 1) / 2)
+            let random = (0..<(luma + 2 * quarter)).map { _ in generator.byte() }
+            let inputs = width == size ? [photo, random] : [random]
+            for input in inputs {
+                let nv12 = Array(input[..<luma]) + (0..<quarter).flatMap { [input[luma + $0], input[luma + quarter + $0]] }
+                for (format, bytes) in [(PixelFormat.i420, input), (.nv12, nv12)] {
+                    for run in runs {
+                        var outputs: [[UInt8]] = []
+                        for wide in [false, true] {
+                            let kernel = try XCTUnwrap(PlanarYUVFixedPoint(lumaGain: run.gain, offset: run.offset, low: run.low,
+                                                                          high: run.high, chroma: run.steps,
+                                                                          interleaved: format == .nv12, wide: wide))
+                            XCTAssertEqual(kernel.tables?.cb != nil, wide && run.tables)
+                            var frame = RawFrames.frame(bytes, format: format, width: width, height: height, padding: 255)
+                            frame.withMutablePlanes { kernel.apply(to: $0, width: width, height: height, slices: SliceRunner(threads: 2)) }
+                            outputs.append(RawFrames.bytes(frame))
+                        }
+                        XCTAssertEqual(outputs[0], outputs[1], "\(run), \(format), \(width)×\(height)")
+                    }
+                }
+            }
+        }
+    }
+
     /// Chroma steps fold where the clamps between them allow (`PlanarYUVKernel.ChromaStep.followed(by:inputs:)`): into
     /// the step before, a step that keeps Cb and Cr apart always (its clamp takes the other's, mapped), any other step
     /// only after a step whose clamp cannot act. Every (Cb, Cr) pair, on I420 and NV12, against the filters' per-plane

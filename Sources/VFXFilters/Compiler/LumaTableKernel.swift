@@ -101,4 +101,28 @@ final class ByteTable {
         }
         #endif
     }
+
+    /// Bytes that alternate between two tables (NV12's chroma: Cb at even offsets, Cr at odd ones), x in 0..<count:
+    /// with AVX-512 VBMI 64 at a time (the last chunk may run into the row padding), else one at a time.
+    static func apply(even: ByteTable, odd: ByteTable, to row: UnsafeMutablePointer<UInt8>, count: Int,
+                      wide: Bool = FilterKernels.usesAVX512) {
+        #if arch(x86_64) && VFX_HASWELL
+        if wide {
+            even.entries.withUnsafeBufferPointer { even in
+                odd.entries.withUnsafeBufferPointer { odd in
+                    ByteTables512.apply(even: even.baseAddress!, odd: odd.baseAddress!, to: row, count: count)
+                }
+            }
+            return
+        }
+        #endif
+        even.entries.withUnsafeBufferPointer { even in
+            odd.entries.withUnsafeBufferPointer { odd in
+                for x in stride(from: 0, to: count, by: 2) {
+                    row[x] = even[Int(row[x])]
+                    if x + 1 < count { row[x + 1] = odd[Int(row[x + 1])] }
+                }
+            }
+        }
+    }
 }

@@ -89,6 +89,14 @@ struct PlanarYUVFixedPoint {
     let luma: LumaMap?
     let chroma: [ChromaStep]
     let chromaInterleaved: Bool
+    /// With AVX-512 VBMI (`wide`), the maps as byte tables, which there cost no more than a copy (`ByteTable`).
+    let tables: Tables?
+
+    /// Byte tables made by running this run's own loops on every code, so they give the same bytes: luma's (nil when
+    /// the run keeps luma), and Cb's and Cr's when no chroma step mixes the two (else nil: the steps run as arithmetic).
+    struct Tables {
+        var luma: ByteTable?, cb: ByteTable?, cr: ByteTable?
+    }
     /// The run as `init` was given it, in Float codes (for kernels that compose it into their own maps).
     let definition: Definition
 
@@ -99,9 +107,9 @@ struct PlanarYUVFixedPoint {
     }
 
     /// The run in fixed point (luma `clamp(gain·Y + offset, low, high)`, then the chroma steps), or nil when a gain
-    /// reaches 32 or an offset does not fit (the general kernels take such a run).
+    /// reaches 32 or an offset does not fit (the general kernels take such a run). `wide` makes the byte tables.
     init?(lumaGain gain: Float, offset: Float, low: Float, high: Float, chroma steps: [PlanarYUVKernel.ChromaStep],
-          interleaved: Bool) {
+          interleaved: Bool, wide: Bool = FilterKernels.usesAVX512) {
         if gain == 1, offset == 0, low == 0, high == 255 {
             luma = nil
         } else {
@@ -116,6 +124,34 @@ struct PlanarYUVFixedPoint {
         chroma = fixedSteps
         chromaInterleaved = interleaved
         definition = Definition(gain: gain, offset: offset, low: low, high: high, chroma: steps)
+        tables = wide ? Self.tables(luma: luma, chroma: fixedSteps, interleaved: interleaved) : nil
+    }
+
+    /// The run's maps on every code, through the loops that `apply` runs otherwise.
+    private static func tables(luma: LumaMap?, chroma: [ChromaStep], interleaved: Bool) -> Tables {
+        let codes = (0...255).map { UInt8($0) }
+        var tables = Tables()
+        if let luma {
+            var table = codes
+            table.withUnsafeMutableBufferPointer { mapLuma($0.baseAddress!, count: 256, luma) }
+            tables.luma = ByteTable(table)
+        }
+        guard !chroma.isEmpty, chroma.allSatisfy(\.isDiagonal) else { return tables }
+        chroma.withUnsafeBufferPointer { steps in
+            if interleaved {
+                var pairs = codes.flatMap { [$0, $0] }
+                pairs.withUnsafeMutableBufferPointer { mapInterleaved($0.baseAddress!, count: 512, steps) }
+                tables.cb = ByteTable((0..<256).map { pairs[2 * $0] })
+                tables.cr = ByteTable((0..<256).map { pairs[2 * $0 + 1] })
+            } else {
+                var (cb, cr) = (codes, codes)
+                cb.withUnsafeMutableBufferPointer { cbRow in
+                    cr.withUnsafeMutableBufferPointer { crRow in mapChroma(cbRow.baseAddress!, crRow.baseAddress!, count: 256, steps) }
+                }
+                (tables.cb, tables.cr) = (ByteTable(cb), ByteTable(cr))
+            }
+        }
+        return tables
     }
 
     /// The smallest s in 1…5 with each `gain·2^(15−s)` in 16 bits and each `(|offset| + 1)·2^(7−s)` below `limit`.
@@ -168,7 +204,12 @@ struct PlanarYUVFixedPoint {
     }
 
     func apply(to planes: [Plane], width: Int, height: Int, slices: SliceRunner) {
-        if let luma {
+        if let table = tables?.luma {
+            let plane = planes[0]
+            slices.run(rows: plane.height) { rows in
+                for y in rows { table.apply(to: plane.row(y), count: width) }
+            }
+        } else if let luma {
             let plane = planes[0]
             slices.run(rows: plane.height) { rows in
                 for y in rows { Self.mapLuma(plane.row(y), count: width, luma) }
@@ -176,7 +217,22 @@ struct PlanarYUVFixedPoint {
         }
         guard !chroma.isEmpty else { return }
         let chromaWidth = (width + 1) / 2, chromaHeight = (height + 1) / 2
-        if chromaInterleaved {
+        if let cb = tables?.cb, let cr = tables?.cr {
+            if chromaInterleaved {
+                let plane = planes[1]
+                slices.run(rows: chromaHeight) { rows in
+                    for y in rows { ByteTable.apply(even: cb, odd: cr, to: plane.row(y), count: 2 * chromaWidth) }
+                }
+            } else {
+                let (cbPlane, crPlane) = (planes[1], planes[2])
+                slices.run(rows: chromaHeight) { rows in
+                    for y in rows {
+                        cb.apply(to: cbPlane.row(y), count: chromaWidth)
+                        cr.apply(to: crPlane.row(y), count: chromaWidth)
+                    }
+                }
+            }
+        } else if chromaInterleaved {
             let plane = planes[1]
             slices.run(rows: chromaHeight) { rows in
                 chroma.withUnsafeBufferPointer { steps in

@@ -62,6 +62,8 @@ public enum FilterBenchmark {
         public let height: Int
         public let frames: Int
         public let threads: Int
+        /// The filter kernels that ran (`FilterKernels.name`: "avx512", "avx2" or "portable").
+        public let kernels: String
         /// VideoFX's processing time for all frames (best pass), seconds.
         public let processingSeconds: Double
         /// A plain copy of the same frames into another buffer (best pass), seconds: the memory floor.
@@ -132,7 +134,7 @@ public enum FilterBenchmark {
         // FFmpeg's filter can cost less than the noise of its own floor (hue=s=0 at 720p): then there is no ratio.
         let ratio: Double? = if let floor, let ffmpeg, ffmpeg > floor { (ffmpeg - floor) / processing } else { nil }
         return Result(chain: chain.description, width: width, height: height, frames: frames.frames.count,
-                      threads: options.threads, processingSeconds: processing, copySeconds: copy,
+                      threads: options.threads, kernels: FilterKernels.name, processingSeconds: processing, copySeconds: copy,
                       copyRatio: processing / copy, floorSeconds: floor, ffmpegSeconds: ffmpeg, ffmpegGraph: graph, ratio: ratio,
                       timed: "vfx: process() on frames held in memory (fresh buffer each, copy untimed), best of "
                         + "\(rounds); copy: the same frames copied plane by plane into another buffer, best of "

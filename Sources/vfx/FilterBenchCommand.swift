@@ -1,5 +1,6 @@
 import Foundation
 import VFXBench
+import VFXFilters
 
 /// `vfx bench --filter CHAIN [--input X | --size WxH] [--frames N] [--threads N] [--ffmpeg GRAPH] [--no-ffmpeg] [--json]`:
 /// times a chain and FFmpeg's equivalent on the same y4m clip, and prints the ratio of their filtering work.
@@ -39,7 +40,7 @@ enum FilterBenchCommand {
             return
         }
         let perFrame = result.processingSeconds / Double(result.frames) * 1000
-        print("chain       \(result.chain)  (\(result.width)x\(result.height), \(result.frames) frames, \(result.threads) thread(s))")
+        print("chain       \(result.chain)  (\(result.width)x\(result.height), \(result.frames) frames, \(result.threads) thread(s), \(result.kernels) kernels)")
         print(String(format: "vfx         %.2f ms/frame  %.0f fps (filtering only)", perFrame, result.vfxFramesPerSecond))
         print(String(format: "copy        %.2f ms/frame (a plain copy of the frame); the chain costs %.2f copies",
                      result.copySeconds / Double(result.frames) * 1000, result.copyRatio))
@@ -75,7 +76,9 @@ enum FilterBenchCommand {
         let options = FilterBenchmark.CatalogOptions(width: width, height: height, frames: frames, maxFrames: maxFrames,
                                                      threads: threads, repeats: repeats, only: only)
         if !json {
-            let header = "Catalog at \(width)x\(height), \(threads) thread(s), \(frames) frames per filter, up to \(options.framesHeld) for "
+            let kernels = FilterKernels.name
+            let header = "Catalog at \(width)x\(height), \(threads) thread(s), \(kernels) kernels, \(frames) frames per filter, "
+                + "up to \(options.framesHeld) for "
                 + "the fast ones (doubled until VideoFX's pass lasts \(FilterBenchmark.CatalogOptions.passSeconds) s); "
                 + "ratio = FFmpeg's time beyond its I/O floor (on as many frames) / VideoFX's\n\n"
                 + "| filter | family | frames | vfx ms/frame | FFmpeg ms/frame | ratio | FFmpeg graph |\n"

@@ -9,8 +9,19 @@ import Foundation
 ///
 /// ```swift
 /// if FilterKernels.usesAVX512 { /* tables through ByteTables512 */ }
+/// print(FilterKernels.name)   // "avx512", "avx2" or "portable"
 /// ```
-enum FilterKernels {
+public enum FilterKernels {
+    /// The kernels filters run here: "avx512" (the AVX2 ones plus VFXFiltersAVX512's), "avx2", or "portable" (Swift SIMD
+    /// lane by lane: arm64, debug builds, `VFX_PORTABLE_KERNELS`).
+    public static var name: String {
+        #if arch(x86_64) && VFX_HASWELL
+        return usesAVX512 ? "avx512" : "avx2"
+        #else
+        return "portable"
+        #endif
+    }
+
     static let usesAVX512: Bool = {
         #if arch(x86_64) && VFX_HASWELL
         return vfx_cpu_has_avx512_vbmi() != 0 && ProcessInfo.processInfo.environment["VFX_FILTER_KERNELS"] != "avx2"

@@ -15,7 +15,7 @@ public enum ByteTables512 {
     /// `row[x] = table[row[x]]` for x in 0..<count, in whole chunks of 64: the last may run into the row padding
     /// (VideoFX pads rows to 64 bytes). `table` holds 256 entries.
     public static func apply(_ table: UnsafePointer<UInt8>, to row: UnsafeMutablePointer<UInt8>, count: Int) {
-        let entries = Entries(table)
+        let entries = TableRegisters(table)
         var x = 0
         while x < count {
             let samples = UnsafeRawPointer(row + x).loadUnaligned(as: __m512i.self)
@@ -28,7 +28,7 @@ public enum ByteTables512 {
     /// even[row[x]]` for even x, `odd[row[x]]` for odd x, x in 0..<count, in whole chunks of 64 as `apply(_:to:count:)`.
     public static func apply(even: UnsafePointer<UInt8>, odd: UnsafePointer<UInt8>, to row: UnsafeMutablePointer<UInt8>,
                              count: Int) {
-        let (evenEntries, oddEntries) = (Entries(even), Entries(odd))
+        let (evenEntries, oddEntries) = (TableRegisters(even), TableRegisters(odd))
         let oddBytes: __mmask64 = 0xAAAA_AAAA_AAAA_AAAA
         var x = 0
         while x < count {
@@ -38,26 +38,27 @@ public enum ByteTables512 {
             x += 64
         }
     }
+}
 
-    /// A table's 256 entries as four 64-byte registers.
-    private struct Entries {
-        let first: __m512i, second: __m512i, third: __m512i, fourth: __m512i
+/// A byte table's 256 entries in four 64-byte registers, loaded once before a loop.
+struct TableRegisters {
+    let first: __m512i, second: __m512i, third: __m512i, fourth: __m512i
 
-        @inline(__always) init(_ table: UnsafePointer<UInt8>) {
-            let raw = UnsafeRawPointer(table)
-            first = raw.loadUnaligned(as: __m512i.self)
-            second = raw.loadUnaligned(fromByteOffset: 64, as: __m512i.self)
-            third = raw.loadUnaligned(fromByteOffset: 128, as: __m512i.self)
-            fourth = raw.loadUnaligned(fromByteOffset: 192, as: __m512i.self)
-        }
+    @inline(__always) init(_ table: UnsafePointer<UInt8>) {
+        let raw = UnsafeRawPointer(table)
+        first = raw.loadUnaligned(as: __m512i.self)
+        second = raw.loadUnaligned(fromByteOffset: 64, as: __m512i.self)
+        third = raw.loadUnaligned(fromByteOffset: 128, as: __m512i.self)
+        fourth = raw.loadUnaligned(fromByteOffset: 192, as: __m512i.self)
+    }
 
-        /// Each byte of `samples` replaced by its entry: `vpermi2b` reads each sample's low seven bits, so one look-up
-        /// covers entries 0…127 and one 128…255, and the sample's top bit picks.
-        @inline(__always) func lookUp(_ samples: __m512i) -> __m512i {
-            let low = _mm512_permutex2var_epi8(first, samples, second)
-            let high = _mm512_permutex2var_epi8(third, samples, fourth)
-            return _mm512_mask_blend_epi8(_mm512_movepi8_mask(samples), low, high)
-        }
+    /// Each byte of `samples` replaced by its entry: `vpermi2b` reads each sample's low seven bits, so one look-up
+    /// covers entries 0…127 and one 128…255, and the sample's top bit picks.
+    @inline(__always) func lookUp(_ samples: __m512i) -> __m512i { lookUp(samples, top: _mm512_movepi8_mask(samples)) }
+
+    /// The same with the samples' top bits given (`vpmovb2m` of `samples`), for several tables read at the same samples.
+    @inline(__always) func lookUp(_ samples: __m512i, top: __mmask64) -> __m512i {
+        _mm512_mask_blend_epi8(top, _mm512_permutex2var_epi8(first, samples, second), _mm512_permutex2var_epi8(third, samples, fourth))
     }
 }
 #endif

@@ -478,6 +478,29 @@ final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
         }
     }
 
+    /// `LumaMapKernel` with AVX-512 VBMI (`LumaMapRows512`: 32 blocks at a time, tables split into bytes) gives the
+    /// scalar loop's bytes, tolerance 0: a colourful map of luma (Cb and Cr tables over their whole range), random frames
+    /// with their padding at 255, I420 and NV12, odd sizes (one-column and one-row blocks), rows ending inside a chunk.
+    func testLumaMapRowsGiveTheScalarBytes() throws {
+        try XCTSkipUnless(FilterKernels.usesAVX512, "this CPU runs the scalar loop only")
+        let map = { (y: Float) in SIMD3<Float>(y, (1 - y) * (1 - y), 0.5 + 0.5 * sin(12 * y)) }
+        var generator = SystemRandomNumberGenerator.Seeded(state: 0x1a3a9)
+        for (width, height) in [(1920, 6), (742, 20), (83, 41), (182, 98)] {
+            let quarter = ((width + 1) / 2) * ((height + 1) / 2)
+            let input = (0..<(width * height + 2 * quarter)).map { _ in generator.byte() }
+            for format in [PixelFormat.i420, .nv12] {
+                var outputs: [[UInt8]] = []
+                for wide in [false, true] {
+                    let kernel = LumaMapKernel(coding: YUVCoding(.bt709), chromaInterleaved: format == .nv12, wide: wide, map: map)
+                    var frame = RawFrames.frame(input, format: format, width: width, height: height, padding: 255)
+                    frame.withMutablePlanes { kernel.apply(to: $0, width: width, height: height, slices: SliceRunner(threads: 2)) }
+                    outputs.append(RawFrames.bytes(frame))
+                }
+                XCTAssertEqual(outputs[0], outputs[1], "\(format), \(width)×\(height)")
+            }
+        }
+    }
+
     /// The 16-bit lane operations of the fixed-point kernels against their definitions, on values that reach the
     /// ends of their ranges: `vpmulhrsw` is (a·b + 2¹⁴) >> 15, `vpaddsw` saturates, the shifts are arithmetic, the clamp
     /// and the narrowing to bytes saturate, the pair swap swaps neighbours, bytes split from and join into pairs, the

@@ -1,3 +1,6 @@
+#if arch(x86_64) && VFX_HASWELL
+import VFXFiltersAVX512
+#endif
 import VFXCore
 
 /// A run whose colour is made from luma alone (it starts with `thermal`, `x-ray` or `color-map`; whatever follows
@@ -8,7 +11,8 @@ import VFXCore
 /// the rounded mean of its four pixels' table values, read before their luma is replaced. That is the mean of the
 /// four output R'G'B' values converted, since the conversion is affine. The luma is the frame's own Y' (clamped to
 /// 0…1), as for the luma curves; the tables hold chroma to 1/128 code, so a block's chroma is within 1 code of its
-/// exact mean.
+/// exact mean. With AVX-512 VBMI (`wide`) a chroma row and its two luma rows go 32 blocks at a time through
+/// `LumaMapRows512`, with the same tables split into bytes: the same output, byte for byte.
 ///
 /// ```swift
 /// let thermal = LumaMapKernel(coding: YUVCoding(.bt709), chromaInterleaved: false) { y in Palette.thermal.color(at: y) }
@@ -19,8 +23,10 @@ final class LumaMapKernel: ColorKernel {
     /// Cb and Cr of each luma code's output colour, in 1/64 code (at most 255 · 64: four fit 16 bits).
     private let cb: [UInt16], cr: [UInt16]
     let chromaInterleaved: Bool
+    /// With AVX-512 VBMI: the luma table, then Cb's low and high bytes, then Cr's (`LumaMapRows512`' layout).
+    private let wideTables: [UInt8]?
 
-    init(coding: YUVCoding, chromaInterleaved: Bool, map: (Float) -> SIMD3<Float>) {
+    init(coding: YUVCoding, chromaInterleaved: Bool, wide: Bool = FilterKernels.usesAVX512, map: (Float) -> SIMD3<Float>) {
         var lumaCodes: [UInt8] = [], cb: [UInt16] = [], cr: [UInt16] = []
         for code in 0..<256 {
             let y = ((Float(code) - coding.lumaOffset) / coding.lumaScale).clamped(0, 1)
@@ -32,6 +38,8 @@ final class LumaMapKernel: ColorKernel {
         luma = ByteTable(lumaCodes)
         (self.cb, self.cr) = (cb, cr)
         self.chromaInterleaved = chromaInterleaved
+        wideTables = wide ? lumaCodes + cb.map { UInt8($0 & 0xFF) } + cb.map { UInt8($0 >> 8) }
+            + cr.map { UInt8($0 & 0xFF) } + cr.map { UInt8($0 >> 8) } : nil
     }
 
     func apply(to planes: [Plane], width: Int, height: Int, slices: SliceRunner) {
@@ -39,6 +47,20 @@ final class LumaMapKernel: ColorKernel {
         let chromaWidth = (width + 1) / 2
         // NV12: Cb at even bytes, Cr at odd ones of the one chroma plane.
         let (step, crOffset) = chromaInterleaved ? (2, 1) : (1, 0)
+        #if arch(x86_64) && VFX_HASWELL
+        if let wideTables {
+            slices.run(rows: (height + 1) / 2) { chromaRows in
+                wideTables.withUnsafeBufferPointer { tables in
+                    for cy in chromaRows {
+                        let (top, bottom) = blockRows(of: lumaPlane, chromaRow: cy, width: width, height: height)
+                        LumaMapRows512.apply(tables.baseAddress!, upper: lumaPlane.row(top), lower: lumaPlane.row(bottom),
+                                             cb: cbPlane.row(cy), cr: chromaInterleaved ? nil : crPlane.row(cy), blocks: chromaWidth)
+                    }
+                }
+            }
+            return
+        }
+        #endif
         let (luma, cbTable, crTable) = (self.luma, self.cb, self.cr)
         slices.run(rows: (height + 1) / 2) { chromaRows in
             cbTable.withUnsafeBufferPointer { cb in

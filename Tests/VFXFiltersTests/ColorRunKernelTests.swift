@@ -576,7 +576,8 @@ extension ColorRunKernelTests {
     /// conversions), I420 and NV12, widths 1920, 742 and 182 (rows that end inside a 32-block step, and inside a 16-block
     /// one) with odd heights but the first (a last single row), on the photo scaled, on random frames (every clamp
     /// acts: the per-channel path), and on in-gamut frames with random 16-block patches (steps whose halves take
-    /// different paths); every plane's padding filled with random bytes. Skipped where the AVX-512 loop cannot run.
+    /// different paths); every plane's padding filled with random bytes; the AVX-512 loop on one and two threads.
+    /// Skipped where the AVX-512 loop cannot run.
     func testWideLoopGivesTheBytesOfTheAVX2Loop() throws {
         try XCTSkipUnless(FilterKernels.usesAVX512, "FixedPointRun512 runs in x86-64 release builds on CPUs with AVX-512 BW and VBMI")
         try XCTSkipUnless(FileManager.default.fileExists(atPath: TestSupport.astronaut), "media/astronaut.png is missing")
@@ -625,13 +626,17 @@ extension ColorRunKernelTests {
                         let run = try size.transforms(chain, format: format)
                         let kernel = try XCTUnwrap(FusedColorProcessor.chooseKernel(for: run, format: format) as? FixedPointRunKernel, chain)
                         XCTAssertTrue(kernel.runsWide, chain)
-                        let outputs = [false, true].map { wide -> [UInt8] in
+                        let outputs = [(false, 1), (true, 1), (true, 2)].map { wide, threads -> [UInt8] in
                             var output = frame()
-                            output.withMutablePlanes { kernel.apply(to: $0, width: width, height: height, slices: SliceRunner(threads: 1), wide: wide) }
+                            output.withMutablePlanes {
+                                kernel.apply(to: $0, width: width, height: height, slices: SliceRunner(threads: threads), wide: wide)
+                            }
                             return RawFrames.bytes(output)
                         }
-                        let differing = zip(outputs[0], outputs[1]).filter { $0 != $1 }.count
-                        XCTAssertEqual(differing, 0, "\(chain) on \(name) \(width)×\(height) \(pixelFormat)")
+                        for (index, threads) in [(1, 1), (2, 2)] {
+                            let differing = zip(outputs[0], outputs[index]).filter { $0 != $1 }.count
+                            XCTAssertEqual(differing, 0, "\(chain) on \(name) \(width)×\(height) \(pixelFormat), \(threads) thread(s)")
+                        }
                     }
                 }
             }

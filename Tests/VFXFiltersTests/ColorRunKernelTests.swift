@@ -595,3 +595,81 @@ final class ColorRunKernelTests: XCTestCase, RandomYUVFrames {
         }
     }
 }
+
+extension ColorRunKernelTests {
+    /// Frames of another size than the suite's, for the helpers of `RandomYUVFrames`.
+    struct FrameSize: RandomYUVFrames { let width: Int, height: Int }
+
+    /// The AVX-512 loop (`FixedPointRun512`, 32 blocks per step, what runs where `FilterKernels.usesAVX512`) gives the
+    /// bytes of the AVX2 loop it widens (`apply(…, wide: false)`, 16 blocks per step), tolerance 0: the same fixed-point
+    /// arithmetic lane for lane, and the same choice of path per 16 blocks. Lone matrices and composed tails (Q7 and Q5
+    /// conversions), I420 and NV12, widths 1920, 742 and 182 (rows that end inside a 32-block step, and inside a 16-block
+    /// one) with odd heights but the first (a last single row), on the photo scaled, on random frames (every clamp
+    /// acts: the per-channel path), and on in-gamut frames with random 16-block patches (steps whose halves take
+    /// different paths); every plane's padding filled with random bytes; the AVX-512 loop on one and two threads.
+    /// Skipped where the AVX-512 loop cannot run.
+    func testWideLoopGivesTheBytesOfTheAVX2Loop() throws {
+        try XCTSkipUnless(FilterKernels.usesAVX512, "FixedPointRun512 runs in x86-64 release builds on CPUs with AVX-512 BW and VBMI")
+        try XCTSkipUnless(FileManager.default.fileExists(atPath: TestSupport.astronaut), "media/astronaut.png is missing")
+        let chains = ["sepia", "sepia,hue:angle=20,color-controls:contrast=1.1", "false-color:dark=navy:light=gold",
+                      "color-matrix:rr=0.5:rg=0.5:rb=0:br=0.2:bb=0.9", "sepia,color-controls:contrast=2.5:saturation=1.5"]
+        for (width, height) in [(1920, 1080), (742, 417), (182, 101)] {
+            let size = FrameSize(width: width, height: height)
+            let (cw, ch) = size.chromaSize
+            var generator = SystemRandomNumberGenerator.Seeded(state: UInt64(width))
+            let photo = try TestSupport.raw(TestSupport.astronaut, pixelFormat: "yuv420p", filter: "scale=\(width):\(height)")
+            // In gamut for these runs (luma 60…123, chroma 120…135), each 16 blocks (32 × 2 pixels) random instead with
+            // probability 1/4.
+            var patched = (0..<(width * height)).map { _ in 60 + generator.byte() % 64 } + (0..<(2 * cw * ch)).map { _ in 120 + generator.byte() % 16 }
+            for cy in 0..<ch {
+                for group in stride(from: 0, to: cw, by: 16) where generator.byte() < 64 {
+                    for cx in group..<min(group + 16, cw) {
+                        for y in (2 * cy)..<min(2 * cy + 2, height) {
+                            for x in (2 * cx)..<min(2 * cx + 2, width) { patched[y * width + x] = generator.byte() }
+                        }
+                        patched[width * height + cy * cw + cx] = generator.byte()
+                        patched[width * height + cw * ch + cy * cw + cx] = generator.byte()
+                    }
+                }
+            }
+            let inputs = [("photo", photo), ("random", size.randomI420(seed: UInt64(height))), ("patched", patched)]
+            for (name, input) in inputs {
+                for pixelFormat in [PixelFormat.i420, .nv12] {
+                    let bytes = pixelFormat == .nv12 ? size.nv12(input) : input
+                    let paddingSeed = UInt64(generator.byte())
+                    /// The frame with its padding filled from `paddingSeed`, the same bytes at each call.
+                    func frame() -> VideoFrame {
+                        var frame = RawFrames.frame(bytes, format: pixelFormat, width: width, height: height)
+                        var padding = SystemRandomNumberGenerator.Seeded(state: paddingSeed)
+                        frame.withMutablePlanes { planes in
+                            for plane in planes {
+                                let used = plane.width * plane.bytesPerPixel
+                                for y in 0..<plane.height {
+                                    for x in used..<plane.bytesPerRow { plane.row(y)[x] = padding.byte() }
+                                }
+                            }
+                        }
+                        return frame
+                    }
+                    let format = FrameFormat(of: frame())
+                    for chain in chains {
+                        let run = try size.transforms(chain, format: format)
+                        let kernel = try XCTUnwrap(FusedColorProcessor.chooseKernel(for: run, format: format) as? FixedPointRunKernel, chain)
+                        XCTAssertTrue(kernel.runsWide, chain)
+                        let outputs = [(false, 1), (true, 1), (true, 2)].map { wide, threads -> [UInt8] in
+                            var output = frame()
+                            output.withMutablePlanes {
+                                kernel.apply(to: $0, width: width, height: height, slices: SliceRunner(threads: threads), wide: wide)
+                            }
+                            return RawFrames.bytes(output)
+                        }
+                        for (index, threads) in [(1, 1), (2, 2)] {
+                            let differing = zip(outputs[0], outputs[index]).filter { $0 != $1 }.count
+                            XCTAssertEqual(differing, 0, "\(chain) on \(name) \(width)×\(height) \(pixelFormat), \(threads) thread(s)")
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,3 +1,6 @@
+#if arch(x86_64) && VFX_HASWELL
+import VFXFiltersAVX512
+#endif
 import VFXCore
 
 /// A run of colour matrices, smooth per-channel curves and the step functions the lanes can evaluate as defined
@@ -299,12 +302,59 @@ final class FixedPointRunKernel: VignetteFusing {
     }
 
     func apply(to planes: [Plane], width: Int, height: Int, slices: SliceRunner) {
+        apply(to: planes, width: width, height: height, slices: slices, wide: FilterKernels.usesAVX512)
+    }
+
+    /// The pass, with `wide: true` through `FixedPointRun512` (32 blocks per step in AVX-512 registers, the same bytes)
+    /// where the run is the first matrix alone with no vignette and no per-plane ends in the loop; `wide: false` keeps
+    /// to the 16-block loop (for comparisons). Pass `wide: true` only where `FilterKernels.usesAVX512` is.
+    func apply(to planes: [Plane], width: Int, height: Int, slices: SliceRunner, wide: Bool) {
+        #if arch(x86_64) && VFX_HASWELL
+        if wide, let coefficients = wideCoefficients {
+            let luma = planes[0], cbPlane = planes[1], crPlane = planes[planes.count - 1]
+            let (chromaWidth, interleaved) = ((width + 1) / 2, chromaInterleaved)
+            slices.run(rows: (height + 1) / 2) { chromaRows in
+                for cy in chromaRows {
+                    let (topY, bottomY) = blockRows(of: luma, chromaRow: cy, width: width, height: height)
+                    FixedPointRun512.blocks(coefficients, top: luma.row(topY), bottom: luma.row(bottomY), cbRow: cbPlane.row(cy),
+                                            crRow: crPlane.row(cy), count: chromaWidth, interleaved: interleaved)
+                }
+            }
+            return
+        }
+        #endif
         if let vignette {
             apply(planes, width: width, height: height, slices: slices, darkness: vignette)
         } else {
             apply(planes, width: width, height: height, slices: slices, darkness: NoDarkness())
         }
     }
+
+    /// Whether `apply(…, wide: true)` runs this kernel through `FixedPointRun512` (false where that loop is not built).
+    var runsWide: Bool {
+        #if arch(x86_64) && VFX_HASWELL
+        return wideCoefficients != nil
+        #else
+        return false
+        #endif
+    }
+
+    #if arch(x86_64) && VFX_HASWELL
+    /// The coefficients `FixedPointRun512` takes, for a run it covers: the first matrix alone, no vignette, and no ends in
+    /// the loop (none, or a tail composed into the conversion); nil otherwise.
+    private var wideCoefficients: FixedPointRun512.Coefficients? {
+        guard stepCount == 0, vignette == nil, let conversion = composedConversion ?? (head == nil && tail == nil ? conversion : nil)
+        else { return nil }
+        func triple(_ v: SIMD3<Int16>) -> (Int16, Int16, Int16) { (v.x, v.y, v.z) }
+        func quad(_ v: SIMD4<Int16>) -> (Int16, Int16, Int16, Int16) { (v.x, v.y, v.z, v.w) }
+        return FixedPointRun512.Coefficients(
+            constant: triple(constant), fromCb: triple(fromCb), fromCr: triple(fromCr), fromY: triple(fromY),
+            chromaShift: chromaShift, lumaShift: lumaShift, toY: triple(conversion.toY), toCb: triple(conversion.toCb),
+            toCr: triple(conversion.toCr), lumaOffset: conversion.lumaOffset, cbOffset: conversion.cbOffset,
+            crOffset: conversion.crOffset, conversionShift: conversion.shift,
+            affine: affine.map { (quad($0.luma), quad($0.cb), quad($0.cr), $0.shift) })
+    }
+    #endif
 
     private func apply<Darkness: BlockDarkness>(_ planes: [Plane], width: Int, height: Int, slices: SliceRunner, darkness: Darkness) {
         // Without a vignette a tail that composes is part of the conversion (and of the affine maps): no ends in the loop.

@@ -6,7 +6,7 @@ import VFXCore
 /// (only a processor can, by emitting nothing); at the end of the source the processor is flushed, so a stage
 /// that holds frames loses none. Emitted timestamps must strictly increase (a stage that breaks this is named
 /// in the error). An error in any stage stops the others, cancels the sink (nothing half-written stays) and
-/// is rethrown.
+/// is rethrown. The statistics give each stage's own work: the waits on the queues between stages are left out.
 ///
 /// ```swift
 /// let runner = OfflineRunner(source: reader, processor: chain)
@@ -86,18 +86,23 @@ public final class OfflineRunner {
             var order = TimestampOrder()
             var received = 0, emitted = 0
             do {
-                // What the processor emits goes on to the encoder, in order and with increasing timestamps.
+                // What the processor emits goes on to the encoder, in order and with increasing timestamps. Time spent
+                // waiting for room in the encoder's queue is the encoder's, not the processor's: it is left out.
+                var waited = 0.0
                 let forward: FrameEmitter = { frame in
                     try order.check(frame)
                     emitted += 1
+                    let t0 = DispatchTime.now()
+                    defer { waited += seconds(since: t0) }
                     if !processed.push(frame) { throw RunCancelled() }
                 }
                 if let processor = stages.processor {
                     while let frame = decoded.pop() {
                         received += 1
+                        waited = 0
                         let t0 = DispatchTime.now()
                         try processor.process(consume frame, emit: forward)
-                        timing.record(seconds: seconds(since: t0))
+                        timing.record(seconds: seconds(since: t0) - waited)
                     }
                     if !decoded.wasCancelled { try processor.flush(emit: forward) }
                 } else {

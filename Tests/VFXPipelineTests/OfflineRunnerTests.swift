@@ -102,6 +102,21 @@ struct TestError: Error, CustomStringConvertible {
         #expect(sink.cancelled && source.produced < 100)
     }
 
+    /// The processor's time leaves out the time its frames wait for room in the encoder's queue: with an encoder that
+    /// takes 20 ms a frame and a processor that takes almost nothing, the processor's mean stays far below 20 ms (it
+    /// was the encoder's 20 ms when the wait was counted). 5 ms leaves room for a loaded machine's scheduling.
+    @Test func processTimeLeavesOutTheEncodersQueue() throws {
+        final class SlowSink: FrameSink {
+            func write(_ frame: consuming VideoFrame) throws { Thread.sleep(forTimeInterval: 0.02) }
+            func finish() throws {}
+            func cancel() {}
+        }
+        let stats = try OfflineRunner(source: CountingSource(count: 12), processor: AddProcessor(1), queueDepth: 1)
+            .run(into: SlowSink())
+        #expect(stats.encode.mean >= 0.015)   // 12 writes of 20 ms and the finish, 13 records
+        #expect(stats.process.mean < 0.005)
+    }
+
     @Test func progressCountsUpToTheTotal() throws {
         var seen: [Int] = []
         _ = try OfflineRunner(source: CountingSource(count: 5), processor: nil).run(into: CollectingSink()) { progress in

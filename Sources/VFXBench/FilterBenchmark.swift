@@ -152,7 +152,7 @@ public enum FilterBenchmark {
             let format = FrameFormat(pixelFormat: .rgba, width: width, height: height)
             let context = FilterContext(format: format, slices: SliceRunner(threads: 1))
             guard case .color(let transform) = try spec.makeStage(arguments, context) else {
-                throw BenchError("\(spec.name) has no FFmpeg equivalent: pass --ffmpeg 'GRAPH'")
+                throw BenchError("\(spec.name) has no FFmpeg equivalent: pass --ffmpeg 'GRAPH', or --no-ffmpeg")
             }
             let path = "\(folder)/filter\(index).cube"
             try CubeFile.text(size: 65) { transform.apply($0) }.write(toFile: path, atomically: true, encoding: .utf8)

@@ -15,8 +15,9 @@ extension FilterSpec {
         summary: "Enlarges 2×, 3× or 4× with trained edge-directed filters (sharper than Lanczos), chroma at its own resolution.",
         parameters: [ParameterSpec("scale", .integer(2...4), default: 2, "enlargement factor")],
         pixelFormats: [.i420, .gray8],
-        example: "super-resolution:scale=2", swift: "try FilterDescription.superResolution(scale: 2)",
-        ffmpeg: { arguments in "scale=iw*\(arguments.integer("scale")):ih*\(arguments.integer("scale")):flags=lanczos" }
+        example: "super-resolution:scale=2", swift: "try FilterDescription.superResolution(scale: 2)"
+        // No FFmpeg graph: FFmpeg's scalers interpolate (Lanczos and the like) and restore no detail;
+        // docs/quality.md sets Lanczos beside this one for quality and speed.
     ) { arguments, context in
         .processor(SuperResolutionProcessor(scale: arguments.integer("scale"), slices: context.slices))
     }

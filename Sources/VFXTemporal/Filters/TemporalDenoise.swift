@@ -23,11 +23,9 @@ extension FilterSpec {
         parameters: [ParameterSpec("strength", .number(0...50), default: 0,
                                    "noise standard deviation in code values (0: estimated from the video)")],
         pixelFormats: [.i420, .gray8],
-        example: "temporal-denoise", swift: "try FilterDescription.temporalDenoise()",
-        ffmpeg: { arguments in
-            let strength = arguments.number("strength")
-            return strength > 0 ? "hqdn3d=luma_spatial=\(strength / 2.5)" : "hqdn3d"
-        }
+        example: "temporal-denoise", swift: "try FilterDescription.temporalDenoise()"
+        // No FFmpeg graph: FFmpeg has no motion-compensated denoiser. Its nearest filters (hqdn3d, nlmeans,
+        // atadenoise) do other work; docs/quality.md sets them beside this one for quality and speed.
     ) { arguments, context in
         let strength = arguments.float("strength")
         return .processor(TemporalDenoiseProcessor(strength: strength > 0 ? strength : nil, slices: context.slices))

@@ -43,9 +43,11 @@ public enum FilterBenchmark {
         public var repeats: Int
         /// Also run FFmpeg (floor and filter).
         public var compare: Bool
+        /// The frames' format on both sides: `.i420` (y4m) or `.nv12` (raw NV12 for FFmpeg, as cameras deliver it).
+        public var pixelFormat: PixelFormat
 
         public init(chain: String, source: Source, frames: Int = 60, threads: Int = 1, ffmpegGraph: String? = nil,
-                    repeats: Int = 3, compare: Bool = true) {
+                    repeats: Int = 3, compare: Bool = true, pixelFormat: PixelFormat = .i420) {
             self.chain = chain
             self.source = source
             self.frames = frames
@@ -53,6 +55,7 @@ public enum FilterBenchmark {
             self.ffmpegGraph = ffmpegGraph
             self.repeats = repeats
             self.compare = compare
+            self.pixelFormat = pixelFormat
         }
     }
 
@@ -62,6 +65,8 @@ public enum FilterBenchmark {
         public let height: Int
         public let frames: Int
         public let threads: Int
+        /// The frames' pixel format on both sides (`i420` or `nv12`).
+        public let pixelFormat: String
         /// The filter kernels that ran (`FilterKernels.name`: "avx512", "avx2" or "portable").
         public let kernels: String
         /// VideoFX's processing time for all frames (best pass), seconds.
@@ -98,22 +103,29 @@ public enum FilterBenchmark {
         let clip = try prepareClip(options.source, frames: options.frames, in: workspace)
         let frames = try Y4MClip(path: clip, limit: options.frames)
         guard !frames.frames.isEmpty else { throw BenchError("\(clip): no frames") }
+        guard [.i420, .nv12].contains(options.pixelFormat) else {
+            throw BenchError("pixel format \(options.pixelFormat.rawValue): the benchmark takes i420 or nv12")
+        }
         let width = frames.width, height = frames.height
+        // I420 to NV12 only interleaves the chroma planes: the same samples on both sides.
+        let inputs = frames.frames.map { $0.converted(to: options.pixelFormat) }
 
         // The rounds interleave the three measurements, so that each sees the machine in the same state (the
         // machines are shared); each keeps its best round.
-        let timer = try ProcessingTimer(chain, frames: frames.frames, threads: options.threads)
+        let timer = try ProcessingTimer(chain, frames: inputs, threads: options.threads)
         defer { timer.processor.release() }
         var graph: String?
         var commands: [[String]] = []
         if options.compare {
             graph = try options.ffmpegGraph ?? ffmpegGraph(for: chain, width: width, height: height, in: workspace)
                 .replacingOccurrences(of: "source_fps", with: "(\(frames.rate))")
-            let output = workspace + "/out.y4m"
+            let (input, muxer) = try ffmpegInput(clip: clip, frames: frames, format: options.pixelFormat, in: workspace)
+            let output = workspace + "/out." + (options.pixelFormat == .nv12 ? "nv12" : "y4m")
             let base = ["-hide_banner", "-v", "error", "-threads", "\(options.threads)",
-                        "-filter_threads", "\(options.threads)", "-i", clip, "-frames:v", "\(frames.frames.count)"]
-            commands.append(base + floorFilter(width: width, height: height, output: timer.output) + ["-f", "yuv4mpegpipe", "-y", output])
-            if let graph { commands.append(base + ["-vf", graph + ",format=yuv420p", "-f", "yuv4mpegpipe", "-y", output]) }
+                        "-filter_threads", "\(options.threads)"] + input + ["-frames:v", "\(frames.frames.count)"]
+            let pixelFormat = options.pixelFormat == .nv12 ? "nv12" : "yuv420p"
+            commands.append(base + floorFilter(width: width, height: height, output: timer.output) + muxer + ["-y", output])
+            if let graph { commands.append(base + ["-vf", graph + ",format=\(pixelFormat)"] + muxer + ["-y", output]) }
         }
         var processing = Double.infinity, copy = Double.infinity
         var ffmpegTimes = [Double](repeating: .infinity, count: commands.count)
@@ -134,7 +146,7 @@ public enum FilterBenchmark {
         // FFmpeg's filter can cost less than the noise of its own floor (hue=s=0 at 720p): then there is no ratio.
         let ratio: Double? = if let floor, let ffmpeg, ffmpeg > floor { (ffmpeg - floor) / processing } else { nil }
         return Result(chain: chain.description, width: width, height: height, frames: frames.frames.count,
-                      threads: options.threads, kernels: FilterKernels.name, processingSeconds: processing, copySeconds: copy,
+                      threads: options.threads, pixelFormat: options.pixelFormat.rawValue, kernels: FilterKernels.name, processingSeconds: processing, copySeconds: copy,
                       copyRatio: processing / copy, floorSeconds: floor, ffmpegSeconds: ffmpeg, ffmpegGraph: graph, ratio: ratio,
                       timed: "vfx: process() on frames held in memory (fresh buffer each, copy untimed), best of "
                         + "\(rounds); copy: the same frames copied plane by plane into another buffer, best of "
@@ -158,6 +170,19 @@ public enum FilterBenchmark {
             try CubeFile.text(size: 65) { transform.apply($0) }.write(toFile: path, atomically: true, encoding: .utf8)
             return "lut3d=file=\(path):interp=tetrahedral"
         }.joined(separator: ",")
+    }
+
+    /// FFmpeg's input options and output muxer for frames in `format`: the y4m clip itself for I420; for NV12 the same
+    /// frames written once as raw NV12 (y4m has no NV12), read and written raw, so FFmpeg's floor and filter see NV12.
+    static func ffmpegInput(clip: String, frames: Y4MClip, format: PixelFormat, in folder: String) throws
+        -> (input: [String], muxer: [String]) {
+        guard format == .nv12 else { return (["-i", clip], ["-f", "yuv4mpegpipe"]) }
+        let raw = folder + "/in.nv12"
+        try runFFmpeg(["-hide_banner", "-v", "error", "-i", clip, "-frames:v", "\(frames.frames.count)",
+                       "-f", "rawvideo", "-pix_fmt", "nv12", "-y", raw])
+        let input = ["-f", "rawvideo", "-pix_fmt", "nv12", "-video_size", "\(frames.width)x\(frames.height)",
+                     "-framerate", frames.rate, "-i", raw]
+        return (input, ["-f", "rawvideo", "-pix_fmt", "nv12"])
     }
 
     /// A y4m file with the clip (converted or generated by FFmpeg when needed).

@@ -11,7 +11,8 @@ import VFXBench
 /// ```
 enum BenchCommand {
     static let help = """
-        usage: vfx bench --filter CHAIN [--input X.y4m | --size WxH] [--frames N] [--threads N] [--ffmpeg GRAPH] [--json]
+        usage: vfx bench --filter CHAIN [--input X.y4m | --size WxH] [--frames N] [--threads N] [--pixel-format i420|nv12]
+                         [--ffmpeg GRAPH | --no-ffmpeg] [--json]
                vfx bench --catalog [--size WxH] [--frames N] [--max-frames M] [--threads N] [--repeats N] [--only NAME,…] [--json]
                vfx bench --model MODEL.tflite [--threads N] [--runs N] [--warmup N] [--json]
                vfx bench --passthrough INPUT [--repeats N] [--json]
@@ -19,6 +20,7 @@ enum BenchCommand {
                vfx bench --audio-filter CHAIN --input FILE [--block N] [--repeats N] [--no-ffmpeg] [--json]
 
           --filter       time a chain on a y4m clip or a generated frame, beside FFmpeg's equivalent graph
+                         (--pixel-format nv12: both sides on NV12 frames, as cameras deliver them; default i420)
           --catalog      time every filter of the catalog (its example), beside FFmpeg's equivalent where it has one:
                          each on N frames (--frames, default 20), a fast one on more (N doubled until VideoFX's pass
                          lasts 0.1 s, at most M: --max-frames, default 240, and at most 1 GiB of frames in memory),

@@ -1,12 +1,15 @@
 import Foundation
 import VFXBench
+import VFXCore
 import VFXFilters
 
-/// `vfx bench --filter CHAIN [--input X | --size WxH] [--frames N] [--threads N] [--ffmpeg GRAPH] [--no-ffmpeg] [--json]`:
-/// times a chain and FFmpeg's equivalent on the same y4m clip, and prints the ratio of their filtering work.
+/// `vfx bench --filter CHAIN [--input X | --size WxH] [--frames N] [--threads N] [--pixel-format i420|nv12] [--ffmpeg GRAPH]
+/// [--no-ffmpeg] [--json]`: times a chain and FFmpeg's equivalent on the same clip, and prints the ratio of their filtering
+/// work. `--pixel-format nv12` times both on NV12 frames (what cameras deliver) instead of I420.
 ///
 /// ```sh
 /// vfx bench --filter sepia --size 1920x1080 --frames 60 --threads 1
+/// vfx bench --filter 'hue:angle=20,invert' --pixel-format nv12
 /// vfx bench --filter 'lut:file=grade.cube' --input clip.y4m --json
 /// vfx bench --catalog --size 1280x720 --json
 /// ```
@@ -21,6 +24,12 @@ enum FilterBenchCommand {
         let repeats = try arguments.intOption("--repeats", range: 1...100) ?? 3
         let graph = try arguments.option("--ffmpeg")
         let compare = !arguments.flag("--no-ffmpeg")
+        let pixelFormat = try arguments.option("--pixel-format").map { name in
+            guard let format = PixelFormat(name: name), [.i420, .nv12].contains(format) else {
+                throw UsageError("--pixel-format \(name): the benchmark takes i420 or nv12")
+            }
+            return format
+        } ?? .i420
         let json = arguments.flag("--json")
         try arguments.finish()
 
@@ -32,7 +41,8 @@ enum FilterBenchCommand {
             source = .generated(width: width, height: height)
         }
         let result = try FilterBenchmark.run(.init(chain: chain, source: source, frames: frames, threads: threads,
-                                                   ffmpegGraph: graph, repeats: repeats, compare: compare))
+                                                   ffmpegGraph: graph, repeats: repeats, compare: compare,
+                                                   pixelFormat: pixelFormat))
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -40,7 +50,7 @@ enum FilterBenchCommand {
             return
         }
         let perFrame = result.processingSeconds / Double(result.frames) * 1000
-        print("chain       \(result.chain)  (\(result.width)x\(result.height), \(result.frames) frames, \(result.threads) thread(s), \(result.kernels) kernels)")
+        print("chain       \(result.chain)  (\(result.width)x\(result.height) \(result.pixelFormat), \(result.frames) frames, \(result.threads) thread(s), \(result.kernels) kernels)")
         print(String(format: "vfx         %.2f ms/frame  %.0f fps (filtering only)", perFrame, result.vfxFramesPerSecond))
         print(String(format: "copy        %.2f ms/frame (a plain copy of the frame); the chain costs %.2f copies",
                      result.copySeconds / Double(result.frames) * 1000, result.copyRatio))

@@ -172,6 +172,27 @@ import Testing
         #expect(output.contains("a plain copy of the frame"), "\(output)")
     }
 
+    /// `vfx bench --filter --pixel-format nv12` times VideoFX on NV12 frames and FFmpeg on the same frames as raw NV12
+    /// (its floor and its graph both run, so their input and output options are right); the JSON says the format.
+    /// Other formats are refused in one line that names the value.
+    @Test func benchRunsBothSidesOnNV12() throws {
+        let json = try CommandLineRun.vfx(["bench", "--filter", "invert", "--size", "64x48", "--frames", "3", "--repeats", "1",
+                                           "--pixel-format", "nv12", "--json"])
+        #expect(json.status == 0, "\(json.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: json.stdout) as? [String: Any])
+        #expect(object["pixelFormat"] as? String == "nv12", "\(object)")
+        #expect(object["floorSeconds"] as? Double != nil && object["ffmpegSeconds"] as? Double != nil, "\(object)")
+        #expect(object["ffmpegGraph"] as? String == "negate", "\(object)")
+        let plain = try CommandLineRun.vfx(["bench", "--filter", "invert", "--size", "64x48", "--frames", "3", "--repeats", "1",
+                                            "--no-ffmpeg", "--json"])
+        let defaults = try #require(try JSONSerialization.jsonObject(with: plain.stdout) as? [String: Any])
+        #expect(defaults["pixelFormat"] as? String == "i420", "\(defaults)")
+        let refused = try CommandLineRun.vfx(["bench", "--filter", "invert", "--size", "64x48", "--pixel-format", "rgba"])
+        let message = refused.stderr
+        #expect(refused.status == 2 && message.contains("--pixel-format rgba") && message.split(separator: "\n").count == 1,
+                "\(refused.status): \(message)")
+    }
+
     /// `vfx bench` keeps its files in a private folder (never a fixed name) and removes it on any exit: at the
     /// end of a run, on an error, and on SIGHUP or SIGTERM part-way.
     @Test func benchLeavesNothingBehind() throws {

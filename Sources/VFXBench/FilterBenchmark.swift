@@ -43,7 +43,8 @@ public enum FilterBenchmark {
         public var repeats: Int
         /// Also run FFmpeg (floor and filter).
         public var compare: Bool
-        /// The frames' format on both sides: `.i420` (y4m) or `.nv12` (raw NV12 for FFmpeg, as cameras deliver it).
+        /// The frames' format on both sides, one of `FilterBenchmark.pixelFormats`: `.i420` (y4m) or `.nv12` (raw NV12
+        /// for FFmpeg, as cameras deliver it).
         public var pixelFormat: PixelFormat
 
         public init(chain: String, source: Source, frames: Int = 60, threads: Int = 1, ffmpegGraph: String? = nil,
@@ -95,6 +96,9 @@ public enum FilterBenchmark {
         init(_ description: String) { self.description = description }
     }
 
+    /// The pixel formats the benchmark times frames in.
+    public static let pixelFormats: [PixelFormat] = [.i420, .nv12]
+
     public static func run(_ options: Options) throws -> Result {
         let chain = try FilterChain(parsing: options.chain)
         let files = try BenchWorkspace()
@@ -103,7 +107,7 @@ public enum FilterBenchmark {
         let clip = try prepareClip(options.source, frames: options.frames, in: workspace)
         let frames = try Y4MClip(path: clip, limit: options.frames)
         guard !frames.frames.isEmpty else { throw BenchError("\(clip): no frames") }
-        guard [.i420, .nv12].contains(options.pixelFormat) else {
+        guard pixelFormats.contains(options.pixelFormat) else {
             throw BenchError("pixel format \(options.pixelFormat.rawValue): the benchmark takes i420 or nv12")
         }
         let width = frames.width, height = frames.height
@@ -119,13 +123,11 @@ public enum FilterBenchmark {
         if options.compare {
             graph = try options.ffmpegGraph ?? ffmpegGraph(for: chain, width: width, height: height, in: workspace)
                 .replacingOccurrences(of: "source_fps", with: "(\(frames.rate))")
-            let (input, muxer) = try ffmpegInput(clip: clip, frames: frames, format: options.pixelFormat, in: workspace)
-            let output = workspace + "/out." + (options.pixelFormat == .nv12 ? "nv12" : "y4m")
+            let files = try FFmpegFiles(clip: clip, frames: frames, format: options.pixelFormat, in: workspace)
             let base = ["-hide_banner", "-v", "error", "-threads", "\(options.threads)",
-                        "-filter_threads", "\(options.threads)"] + input + ["-frames:v", "\(frames.frames.count)"]
-            let pixelFormat = options.pixelFormat == .nv12 ? "nv12" : "yuv420p"
-            commands.append(base + floorFilter(width: width, height: height, output: timer.output) + muxer + ["-y", output])
-            if let graph { commands.append(base + ["-vf", graph + ",format=\(pixelFormat)"] + muxer + ["-y", output]) }
+                        "-filter_threads", "\(options.threads)"] + files.input + ["-frames:v", "\(frames.frames.count)"]
+            commands.append(base + floorFilter(width: width, height: height, output: timer.output) + files.output)
+            if let graph { commands.append(base + ["-vf", graph + ",format=\(files.pixelFormat)"] + files.output) }
         }
         var processing = Double.infinity, copy = Double.infinity
         var ffmpegTimes = [Double](repeating: .infinity, count: commands.count)
@@ -146,8 +148,8 @@ public enum FilterBenchmark {
         // FFmpeg's filter can cost less than the noise of its own floor (hue=s=0 at 720p): then there is no ratio.
         let ratio: Double? = if let floor, let ffmpeg, ffmpeg > floor { (ffmpeg - floor) / processing } else { nil }
         return Result(chain: chain.description, width: width, height: height, frames: frames.frames.count,
-                      threads: options.threads, pixelFormat: options.pixelFormat.rawValue, kernels: FilterKernels.name, processingSeconds: processing, copySeconds: copy,
-                      copyRatio: processing / copy, floorSeconds: floor, ffmpegSeconds: ffmpeg, ffmpegGraph: graph, ratio: ratio,
+                      threads: options.threads, pixelFormat: options.pixelFormat.rawValue, kernels: FilterKernels.name,
+                      processingSeconds: processing, copySeconds: copy, copyRatio: processing / copy, floorSeconds: floor, ffmpegSeconds: ffmpeg, ffmpegGraph: graph, ratio: ratio,
                       timed: "vfx: process() on frames held in memory (fresh buffer each, copy untimed), best of "
                         + "\(rounds); copy: the same frames copied plane by plane into another buffer, best of "
                         + "\(rounds); ffmpeg: whole command minus the y4m read/write floor, best of \(rounds)")
@@ -172,17 +174,25 @@ public enum FilterBenchmark {
         }.joined(separator: ",")
     }
 
-    /// FFmpeg's input options and output muxer for frames in `format`: the y4m clip itself for I420; for NV12 the same
-    /// frames written once as raw NV12 (y4m has no NV12), read and written raw, so FFmpeg's floor and filter see NV12.
-    static func ffmpegInput(clip: String, frames: Y4MClip, format: PixelFormat, in folder: String) throws
-        -> (input: [String], muxer: [String]) {
-        guard format == .nv12 else { return (["-i", clip], ["-f", "yuv4mpegpipe"]) }
-        let raw = folder + "/in.nv12"
-        try runFFmpeg(["-hide_banner", "-v", "error", "-i", clip, "-frames:v", "\(frames.frames.count)",
-                       "-f", "rawvideo", "-pix_fmt", "nv12", "-y", raw])
-        let input = ["-f", "rawvideo", "-pix_fmt", "nv12", "-video_size", "\(frames.width)x\(frames.height)",
+    /// What FFmpeg reads and writes for frames in `format`: for I420 the y4m clip itself; for NV12 the same frames
+    /// written once as raw NV12 (y4m has no NV12), read and written raw, so FFmpeg's floor and filter see NV12.
+    struct FFmpegFiles {
+        /// Input options, output options (muxer and file), and FFmpeg's name of the format.
+        let input: [String], output: [String], pixelFormat: String
+
+        init(clip: String, frames: Y4MClip, format: PixelFormat, in folder: String) throws {
+            guard format == .nv12 else {
+                (input, output, pixelFormat) = (["-i", clip], ["-f", "yuv4mpegpipe", "-y", folder + "/out.y4m"], "yuv420p")
+                return
+            }
+            let raw = folder + "/in.nv12"
+            try runFFmpeg(["-hide_banner", "-v", "error", "-i", clip, "-frames:v", "\(frames.frames.count)",
+                           "-f", "rawvideo", "-pix_fmt", "nv12", "-y", raw])
+            input = ["-f", "rawvideo", "-pix_fmt", "nv12", "-video_size", "\(frames.width)x\(frames.height)",
                      "-framerate", frames.rate, "-i", raw]
-        return (input, ["-f", "rawvideo", "-pix_fmt", "nv12"])
+            output = ["-f", "rawvideo", "-pix_fmt", "nv12", "-y", folder + "/out.nv12"]
+            pixelFormat = "nv12"
+        }
     }
 
     /// A y4m file with the clip (converted or generated by FFmpeg when needed).

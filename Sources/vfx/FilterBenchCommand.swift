@@ -25,7 +25,7 @@ enum FilterBenchCommand {
         let graph = try arguments.option("--ffmpeg")
         let compare = !arguments.flag("--no-ffmpeg")
         let pixelFormat = try arguments.option("--pixel-format").map { name in
-            guard let format = PixelFormat(name: name), [.i420, .nv12].contains(format) else {
+            guard let format = PixelFormat(name: name), FilterBenchmark.pixelFormats.contains(format) else {
                 throw UsageError("--pixel-format \(name): the benchmark takes i420 or nv12")
             }
             return format

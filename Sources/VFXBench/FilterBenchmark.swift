@@ -201,9 +201,14 @@ public enum FilterBenchmark {
         switch source {
         case .file(let path, let width, let height):
             let scale = width.flatMap { w in height.map { h in ["-vf", "scale=\(w):\(h)"] } } ?? []
+            guard FileManager.default.fileExists(atPath: path) else { throw BenchError("\(path): no such file") }
             if path.hasSuffix(".y4m") && scale.isEmpty { return path }
-            try runFFmpeg(["-hide_banner", "-v", "error", "-i", path] + scale
-                          + ["-frames:v", "\(frames)", "-pix_fmt", "yuv420p", "-f", "yuv4mpegpipe", "-y", clip])
+            do {
+                try runFFmpeg(["-hide_banner", "-v", "error", "-i", path] + scale
+                              + ["-frames:v", "\(frames)", "-pix_fmt", "yuv420p", "-f", "yuv4mpegpipe", "-y", clip])
+            } catch let error as BenchError {
+                throw BenchError("\(path): not a video FFmpeg can read (\(error.description))")
+            }
         case .generated(let width, let height):
             try runFFmpeg(["-hide_banner", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=\(width)x\(height):rate=30",
                            "-frames:v", "\(frames)", "-pix_fmt", "yuv420p", "-f", "yuv4mpegpipe", "-y", clip])

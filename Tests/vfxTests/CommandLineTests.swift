@@ -193,6 +193,21 @@ import Testing
                 "\(refused.status): \(message)")
     }
 
+    /// `vfx bench --filter --input` names the input in its one-line error when the file is missing, empty or not
+    /// video, and exits 1.
+    @Test func benchErrorsNameTheInput() throws {
+        let folder = try CommandLineRun.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let empty = folder.appendingPathComponent("empty.mp4").path, garbage = folder.appendingPathComponent("noise.mp4").path
+        FileManager.default.createFile(atPath: empty, contents: Data())
+        FileManager.default.createFile(atPath: garbage, contents: Data((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7919) }))
+        for input in [folder.appendingPathComponent("missing.mp4").path, empty, garbage] {
+            let result = try CommandLineRun.vfx(["bench", "--filter", "sepia", "--input", input, "--frames", "2", "--repeats", "1"])
+            #expect(result.status == 1 && result.stderr.contains(input) && result.stderr.split(separator: "\n").count == 1,
+                    "\(result.status): \(result.stderr)")
+        }
+    }
+
     /// `vfx bench` keeps its files in a private folder (never a fixed name) and removes it on any exit: at the
     /// end of a run, on an error, and on SIGHUP or SIGTERM part-way.
     @Test func benchLeavesNothingBehind() throws {
